@@ -1,0 +1,36 @@
+// End-to-end tests through HTTP, run twice: on embedded PGlite and on real PostgreSQL.
+// `npm test` runs both projects; each test file starts its own app on its own database.
+const transform = {
+  '^.+\\.ts$': [
+    'ts-jest',
+    {
+      tsconfig: 'tsconfig.json',
+      // The Swagger CLI plugin, as `nest build` runs it, so the tests see the same OpenAPI document.
+      astTransformers: { before: [{ path: '<rootDir>/test/support/swagger-plugin.js', options: { classValidatorShim: true, introspectComments: true, dtoFileNameSuffix: ['.dto.ts'] } }] },
+      diagnostics: false,
+    },
+  ],
+};
+
+const common = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  moduleNameMapper: {},
+  transform,
+};
+
+module.exports = {
+  testTimeout: 60_000,
+  maxWorkers: 2,
+  projects: [
+    { ...common, displayName: 'pglite', globals: { TEST_DATABASE_ENGINE: 'pglite' } },
+    {
+      ...common,
+      displayName: 'postgresql',
+      globals: { TEST_DATABASE_ENGINE: 'postgresql' },
+      globalSetup: '<rootDir>/test/support/postgres-global-setup.js',
+    },
+  ],
+};

@@ -1,0 +1,45 @@
+import { applyDecorators, CanActivate, ExecutionContext, HttpStatus, Inject, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Request } from 'express';
+import { AUTH_EXEMPT } from '../auth/auth.decorators';
+import { Problem } from '../common/errors/problem';
+import { ProblemDto } from '../common/errors/problem.dto';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+
+/**
+ * The admin interface answers only `Authorization: Bearer <ADMIN_TOKEN>`, compared in
+ * constant time; project keys are refused like any other wrong token (401).
+ */
+@Injectable()
+export class AdminTokenGuard implements CanActivate {
+  private readonly expected: Buffer;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.expected = digest(config.adminToken ?? '');
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    const header = context.switchToHttp().getRequest<Request>().headers.authorization ?? '';
+    const match = /^Bearer +(\S+) *$/i.exec(header);
+    // Comparing digests keeps the comparison constant-time whatever the lengths.
+    if (!match || !timingSafeEqual(digest(match[1]), this.expected)) {
+      throw new Problem(HttpStatus.UNAUTHORIZED, 'unauthenticated', 'The admin interface needs Authorization: Bearer <ADMIN_TOKEN>');
+    }
+    return true;
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** On an admin controller: ADMIN_TOKEN instead of a project key. */
+export function AdminAuthenticated(): ClassDecorator {
+  return applyDecorators(
+    SetMetadata(AUTH_EXEMPT, 'admin'),
+    UseGuards(AdminTokenGuard),
+    ApiBearerAuth('admin-token'),
+    ApiUnauthorizedResponse({ description: 'Not the ADMIN_TOKEN', type: ProblemDto }),
+  );
+}

@@ -1,0 +1,39 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { AdminModule } from './admin/admin.module';
+import { AuthModule } from './auth/auth.module';
+import { CommonModule } from './common/common.module';
+import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
+import { GracefulShutdown } from './common/http/graceful-shutdown';
+import { RequestShapeInterceptor } from './common/http/request-shape.interceptor';
+import { createValidationPipe } from './common/validation/validation.pipe';
+import type { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { ProjectsModule } from './projects/projects.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule,
+        CommonModule,
+        AuthModule,
+        HealthModule,
+        ProjectsModule,
+        // Without ADMIN_TOKEN the admin interface does not exist: every /admin path is 404.
+        ...(config.adminToken ? [AdminModule] : []),
+      ],
+      providers: [
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+        { provide: APP_INTERCEPTOR, useClass: RequestShapeInterceptor },
+        GracefulShutdown,
+      ],
+    };
+  }
+}

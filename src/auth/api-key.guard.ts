@@ -1,0 +1,34 @@
+import { CanActivate, ExecutionContext, HttpStatus, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { Problem } from '../common/errors/problem';
+import { ApiKeyService } from './api-key.service';
+import { AUTH_EXEMPT, REQUIRED_PERMISSION } from './auth.decorators';
+import type { Permission } from './permissions';
+
+/**
+ * The global guard of every route: resolves `Authorization: Bearer <key>` to its
+ * project (401 otherwise) and checks the route's permission (403 naming it). Routes
+ * marked @Public or served by the admin interface are left to their own rules.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly apiKeys: ApiKeyService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (this.reflector.getAllAndOverride(AUTH_EXEMPT, [context.getHandler(), context.getClass()])) return true;
+    const request = context.switchToHttp().getRequest<Request>();
+    const caller = await this.apiKeys.authenticate(request);
+    request.caller = caller;
+    const required = this.reflector.get<Permission | undefined>(REQUIRED_PERMISSION, context.getHandler());
+    if (required && !caller.permissions.has(required)) {
+      throw new Problem(HttpStatus.FORBIDDEN, 'insufficient_permission', `This key lacks the ${required} permission`, undefined, {
+        requiredPermission: required,
+      });
+    }
+    return true;
+  }
+}

@@ -1,0 +1,55 @@
+import { HttpStatus, Injectable, Logger } from '@nestjs/common';
+import type { Request } from 'express';
+import { Problem } from '../common/errors/problem';
+import { PrismaService } from '../database/prisma.service';
+import { bearerKeyHash } from './api-keys';
+import type { Caller } from './caller';
+import type { Permission } from './permissions';
+
+// lastUsedAt is a hint for people managing keys, not an audit log: one write per key
+// per minute keeps it off the hot path.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+@Injectable()
+export class ApiKeyService {
+  private readonly logger = new Logger(ApiKeyService.name);
+  private readonly lastUsedWrites = new Map<string, number>();
+
+  constructor(private readonly prisma: PrismaService) {}
+
+  /**
+   * The caller behind the request's bearer key. Looked up by hash on every request,
+   * so a revoked key stops working at once.
+   */
+  async authenticate(request: Request): Promise<Caller> {
+    if (!request.headers.authorization) throw unauthenticated('Send your key as Authorization: Bearer <key>');
+    const secretHash = bearerKeyHash(request);
+    if (!secretHash) throw unauthenticated('The Authorization header must be Bearer <key>');
+    const key = await this.prisma.apiKey.findUnique({
+      where: { secretHash },
+      select: { id: true, projectId: true, name: true, permissions: true, revokedAt: true },
+    });
+    if (!key || key.revokedAt) throw unauthenticated('Unknown or revoked key');
+    this.recordUse(key.id);
+    return {
+      projectId: key.projectId,
+      keyId: key.id,
+      keyName: key.name,
+      permissions: new Set(key.permissions as Permission[]),
+      actor: `${key.name} (API)`,
+    };
+  }
+
+  private recordUse(keyId: string): void {
+    const now = Date.now();
+    if (now - (this.lastUsedWrites.get(keyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+    this.lastUsedWrites.set(keyId, now);
+    this.prisma.apiKey
+      .update({ where: { id: keyId }, data: { lastUsedAt: new Date(now) }, select: { id: true } })
+      .catch((error: Error) => this.logger.warn(`Could not record the use of key ${keyId}: ${error.message}`));
+  }
+}
+
+function unauthenticated(detail: string): Problem {
+  return new Problem(HttpStatus.UNAUTHORIZED, 'unauthenticated', detail);
+}

@@ -1,0 +1,39 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Request } from 'express';
+
+const KEY_PREFIX = 'tsk_';
+
+export interface GeneratedApiKey {
+  /** The whole key: shown to its owner once, never stored. */
+  secret: string;
+  /** Its readable start, stored to recognise the key in lists. */
+  prefix: string;
+  secretHash: string;
+}
+
+/** A new key: `tsk_` and 32 random bytes, stored only as its sha256. */
+export function generateApiKey(): GeneratedApiKey {
+  const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
+  return { secret, prefix: secret.slice(0, 12), secretHash: hashApiKey(secret) };
+}
+
+/**
+ * sha256 is enough here: keys carry 256 random bits, so a slow hash would add cost to
+ * every request and no safety.
+ */
+export function hashApiKey(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+const hashes = new WeakMap<Request, string | null>();
+
+/** The hash of the request's bearer key, or null without one; computed once per request. */
+export function bearerKeyHash(request: Request): string | null {
+  let hash = hashes.get(request);
+  if (hash === undefined) {
+    const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
+    hash = match ? hashApiKey(match[1]) : null;
+    hashes.set(request, hash);
+  }
+  return hash;
+}

@@ -1,0 +1,97 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { STATUS_CODES } from 'node:http';
+import type { Request, Response } from 'express';
+import { Prisma } from '../../generated/prisma/client';
+import { Problem, ProblemCode } from './problem';
+
+/**
+ * The one place where failures become answers: every error, from every endpoint,
+ * leaves as RFC 9457 problem+json with a stable `code`. Unexpected errors are logged
+ * with the request id and answered with a body that says nothing about the cause.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const context = host.switchToHttp();
+    const request = context.getRequest<Request>();
+    const response = context.getResponse<Response>();
+    const problem = this.toProblem(exception, request);
+    if (response.headersSent) {
+      response.end();
+      return;
+    }
+    if (problem.code === 'unauthenticated') response.setHeader('WWW-Authenticate', 'Bearer');
+    response
+      .status(problem.getStatus())
+      .type('application/problem+json')
+      .send(
+        JSON.stringify({
+          type: 'about:blank',
+          title: STATUS_CODES[problem.getStatus()] ?? 'Error',
+          status: problem.getStatus(),
+          detail: problem.detail,
+          code: problem.code,
+          ...(problem.errors ? { errors: problem.errors } : {}),
+          ...problem.extensions,
+        }),
+      );
+  }
+
+  private toProblem(exception: unknown, request: Request): Problem {
+    if (exception instanceof Problem) return exception;
+    if (exception instanceof Prisma.PrismaClientKnownRequestError) {
+      const translated = translatePrismaError(exception);
+      if (translated) return translated;
+    }
+    if (exception instanceof HttpException && exception.getStatus() < 500) {
+      const status = exception.getStatus();
+      return new Problem(status, CODE_BY_STATUS[status] ?? 'validation_failed', httpExceptionDetail(exception, request));
+    }
+    this.logger.error(
+      `request ${request.id ?? '-'} ${request.method} ${request.originalUrl} failed`,
+      exception instanceof Error ? exception.stack : String(exception),
+    );
+    return new Problem(HttpStatus.INTERNAL_SERVER_ERROR, 'internal', 'An unexpected error occurred; it has been logged');
+  }
+}
+
+const CODE_BY_STATUS: Record<number, ProblemCode> = {
+  400: 'validation_failed',
+  401: 'unauthenticated',
+  403: 'insufficient_permission',
+  404: 'not_found',
+  405: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+function httpExceptionDetail(exception: HttpException, request: Request): string {
+  switch (exception.getStatus()) {
+    case 404:
+      return `No route ${request.method} ${request.path}`;
+    case 429:
+      return 'Too many requests for this key; retry after the number of seconds in Retry-After';
+    default:
+      return exception.message;
+  }
+}
+
+// Prisma's own messages and codes never reach the client: only what they mean.
+function translatePrismaError(error: Prisma.PrismaClientKnownRequestError): Problem | null {
+  switch (error.code) {
+    case 'P2002':
+      return new Problem(HttpStatus.CONFLICT, 'conflict', 'A record with these values already exists');
+    case 'P2025':
+      return new Problem(HttpStatus.NOT_FOUND, 'not_found', 'Not found');
+    case 'P2003':
+      return new Problem(HttpStatus.CONFLICT, 'conflict', 'A referenced record changed meanwhile; retry the request');
+    case 'P2034':
+      return new Problem(HttpStatus.CONFLICT, 'conflict', 'A concurrent change conflicted with this one; retry the request');
+    default:
+      return null;
+  }
+}

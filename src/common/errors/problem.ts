@@ -1,0 +1,63 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
+
+/** The stable, machine-readable `code` of every error the service answers (decisions.md section 1). */
+export type ProblemCode =
+  | 'validation_failed'
+  | 'unknown_field'
+  | 'read_only_field'
+  | 'empty_body'
+  | 'malformed_json'
+  | 'invalid_cursor'
+  | 'invalid_date_window'
+  | 'nesting_too_deep'
+  | 'unauthenticated'
+  | 'insufficient_permission'
+  | 'not_found'
+  | 'conflict'
+  | 'dependency_cycle'
+  | 'dependency_exists'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'service_unavailable'
+  | 'internal';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/**
+ * An error the service means to answer, turned into RFC 9457 problem+json by
+ * ProblemDetailsFilter. Throw it through the helpers below.
+ */
+export class Problem extends HttpException {
+  constructor(
+    status: HttpStatus,
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly errors?: FieldError[],
+    /** Extra members of the problem object, such as `requiredPermission`. */
+    readonly extensions: Record<string, unknown> = {},
+  ) {
+    super(detail, status);
+  }
+}
+
+/** A 400 for field-level problems: `detail` sums them up, `errors` lists them. */
+export function invalidFields(code: ProblemCode, errors: FieldError[]): Problem {
+  const detail = errors.map((error) => `${error.field} ${error.message}`).join('; ');
+  return new Problem(HttpStatus.BAD_REQUEST, code, detail, errors);
+}
+
+export function badRequest(code: ProblemCode, detail: string, field?: string): Problem {
+  return new Problem(HttpStatus.BAD_REQUEST, code, detail, field ? [{ field, message: detail }] : undefined);
+}
+
+export function notFound(what: string): Problem {
+  return new Problem(HttpStatus.NOT_FOUND, 'not_found', `${what} not found`);
+}
+
+export function conflict(code: Extract<ProblemCode, 'conflict' | 'dependency_cycle' | 'dependency_exists'>, detail: string): Problem {
+  return new Problem(HttpStatus.CONFLICT, code, detail);
+}

@@ -1,0 +1,41 @@
+import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { FieldError, invalidFields } from '../errors/problem';
+import { READ_ONLY_FIELD } from './validators';
+
+/**
+ * The one validation set-up of the service, registered globally (APP_PIPE): bodies and
+ * query strings become DTO instances or a 400. Fields the DTO does not define are
+ * `unknown_field`, fields it marks read-only are `read_only_field`, anything else
+ * is `validation_failed`, each listed in `errors`.
+ */
+export function createValidationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    forbidUnknownValues: true,
+    transform: true,
+    validationError: { target: false, value: false },
+    exceptionFactory: (errors) => {
+      const byKind = { unknown: [] as FieldError[], readOnly: [] as FieldError[], invalid: [] as FieldError[] };
+      for (const { field, constraint, message } of flatten(errors)) {
+        if (constraint === 'whitelistValidation') byKind.unknown.push({ field, message: 'is not a field of this request' });
+        else if (constraint === READ_ONLY_FIELD) byKind.readOnly.push({ field, message });
+        else byKind.invalid.push({ field, message });
+      }
+      if (byKind.unknown.length) return invalidFields('unknown_field', byKind.unknown);
+      if (byKind.readOnly.length) return invalidFields('read_only_field', byKind.readOnly);
+      return invalidFields('validation_failed', byKind.invalid);
+    },
+  });
+}
+
+function* flatten(errors: ValidationError[], parent = ''): Generator<{ field: string; constraint: string; message: string }> {
+  for (const error of errors) {
+    const field = parent ? `${parent}.${error.property}` : error.property;
+    // class-validator words its messages "<property> must ..."; the field is named apart.
+    for (const [constraint, message] of Object.entries(error.constraints ?? {})) {
+      yield { field, constraint, message: message.startsWith(`${error.property} `) ? message.slice(error.property.length + 1) : message };
+    }
+    yield* flatten(error.children ?? [], field);
+  }
+}

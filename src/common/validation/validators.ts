@@ -1,0 +1,107 @@
+import { Transform } from 'class-transformer';
+import { ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
+import { isCalendarDate, isInstant } from '../dates';
+
+/** Constraint name that the validation pipe answers with `read_only_field`. */
+export const READ_ONLY_FIELD = 'readOnlyField';
+
+/** Lengths count Unicode code points, so 200 emoji are 200 characters. */
+export function codePointLength(value: string): number {
+  let length = 0;
+  for (const _ of value) length++;
+  return length;
+}
+
+/** A string of `min` to `max` code points. */
+export function CodePointLength(min: number, max: number, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'codePointLength',
+      validator: {
+        validate: (value) => typeof value === 'string' && codePointLength(value) >= min && codePointLength(value) <= max,
+        defaultMessage: () => (min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`),
+      },
+    },
+    options,
+  );
+}
+
+/** Not empty and not only white space. */
+export function IsNotBlank(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isNotBlank',
+      validator: {
+        validate: (value) => typeof value === 'string' && value.trim() !== '',
+        defaultMessage: () => 'must not be empty or only white space',
+      },
+    },
+    options,
+  );
+}
+
+/** A real calendar day written YYYY-MM-DD (2026-02-30 is not one). */
+export function IsCalendarDate(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isCalendarDate',
+      validator: {
+        validate: (value) => typeof value === 'string' && isCalendarDate(value),
+        defaultMessage: () => 'must be a real calendar date written YYYY-MM-DD',
+      },
+    },
+    options,
+  );
+}
+
+/** An ISO 8601 instant with `Z` or an offset. */
+export function IsInstant(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isInstant',
+      validator: {
+        validate: (value) => typeof value === 'string' && isInstant(value),
+        defaultMessage: () => 'must be an ISO 8601 timestamp with Z or an offset, such as 2026-11-22T10:00:00.000Z',
+      },
+    },
+    options,
+  );
+}
+
+/**
+ * The field may be left out, but not sent as null. (class-validator's IsOptional lets
+ * null through, which is right only for fields that null clears.)
+ */
+export function OptionalButNotNull(): PropertyDecorator {
+  return ValidateIf((_object, value) => value !== undefined);
+}
+
+/** A field clients may read but never send: sending it is `read_only_field`. */
+export function ReadOnlyField(): PropertyDecorator {
+  return ValidateBy({
+    name: READ_ONLY_FIELD,
+    validator: { validate: (value) => value === undefined, defaultMessage: () => 'is read-only' },
+  });
+}
+
+/**
+ * A comma-separated query value (`status=todo,done`) as an array; repeating the
+ * parameter adds to the list.
+ */
+export function CommaSeparated(): PropertyDecorator {
+  return Transform(({ value }) => (typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value.flatMap((item) => String(item).split(',')) : value));
+}
+
+/** Every element one of `allowed`, and at least one element. */
+export function IsListOf(allowed: readonly string[], options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isListOf',
+      validator: {
+        validate: (value) => Array.isArray(value) && value.length > 0 && value.every((item) => allowed.includes(item)),
+        defaultMessage: () => `must be a comma-separated list of: ${allowed.join(', ')}`,
+      },
+    },
+    options,
+  );
+}

@@ -1,0 +1,37 @@
+import { Controller, Get, HttpStatus } from '@nestjs/common';
+import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { Public } from '../auth/auth.decorators';
+import { Problem } from '../common/errors/problem';
+import { ProblemDto } from '../common/errors/problem.dto';
+import { PrismaService } from '../database/prisma.service';
+
+class HealthDto {
+  status: string;
+}
+
+@ApiTags('health')
+@Public()
+@Controller()
+export class HealthController {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Liveness: the process answers. */
+  @Get('health')
+  @ApiOkResponse({ type: HealthDto })
+  health(): HealthDto {
+    return { status: 'ok' };
+  }
+
+  /** Readiness: the database answers. */
+  @Get('ready')
+  @ApiOkResponse({ type: HealthDto })
+  @ApiServiceUnavailableResponse({ type: ProblemDto })
+  async ready(): Promise<HealthDto> {
+    try {
+      await this.prisma.$queryRaw`SELECT 1`;
+    } catch {
+      throw new Problem(HttpStatus.SERVICE_UNAVAILABLE, 'service_unavailable', 'The database does not answer');
+    }
+    return { status: 'ready' };
+  }
+}

@@ -1,0 +1,61 @@
+import type { Test } from 'supertest';
+import { ALL_PERMISSIONS, Permission } from '../../src/auth/permissions';
+import { ADMIN_TOKEN, TestApp } from './test-app';
+
+/** Requests with a key already set. */
+export interface KeyClient {
+  get(url: string): Test;
+  post(url: string, body?: object | string): Test;
+  patch(url: string, body?: object | string): Test;
+  delete(url: string): Test;
+}
+
+export function withKey(t: TestApp, key: string): KeyClient {
+  const auth = (test: Test) => test.set('Authorization', `Bearer ${key}`);
+  const send = (test: Test, body?: object | string) => (body === undefined ? test : test.send(body));
+  return {
+    get: (url) => auth(t.http.get(url)),
+    post: (url, body) => send(auth(t.http.post(url)), body),
+    patch: (url, body) => send(auth(t.http.patch(url)), body),
+    delete: (url) => auth(t.http.delete(url)),
+  };
+}
+
+export function asAdmin(t: TestApp): KeyClient {
+  return withKey(t, ADMIN_TOKEN);
+}
+
+export interface TestProject {
+  id: string;
+  /** A key with every permission, named "Test key". */
+  key: string;
+  api: KeyClient;
+  members: { membershipId: string; name: string }[];
+  labels: { id: string; name: string; color: string }[];
+  /** Issues another key of this project. */
+  issueKey(permissions: Permission[], name?: string): Promise<{ id: string; secret: string; api: KeyClient }>;
+}
+
+/**
+ * A project of its own for a test, set up through the admin interface as a client
+ * would: two members, three labels and a key with every permission. Giving each test
+ * its own project isolates tests without truncating anything.
+ */
+export async function createProject(t: TestApp, name = 'Test project'): Promise<TestProject> {
+  const admin = asAdmin(t);
+  const project = (await admin.post('/admin/v1/projects', { name }).expect(201)).body.project;
+  const members = [];
+  for (const memberName of ['Ada', 'Grace']) {
+    members.push((await admin.post(`/admin/v1/projects/${project.id}/members`, { name: memberName }).expect(201)).body.member);
+  }
+  const labels = [];
+  for (const [labelName, color] of [['bug', '#d73a4a'], ['feature', '#0e8a16'], ['docs', '#0075ca']]) {
+    labels.push((await admin.post(`/admin/v1/projects/${project.id}/labels`, { name: labelName, color }).expect(201)).body.label);
+  }
+  const issueKey = async (permissions: Permission[], keyName = 'Test key') => {
+    const issued = (await admin.post(`/admin/v1/projects/${project.id}/keys`, { name: keyName, permissions }).expect(201)).body;
+    return { id: issued.key.id as string, secret: issued.secret as string, api: withKey(t, issued.secret) };
+  };
+  const key = await issueKey([...ALL_PERMISSIONS]);
+  return { id: project.id, key: key.secret, api: key.api, members, labels, issueKey };
+}
