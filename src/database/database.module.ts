@@ -22,7 +22,7 @@ import { PrismaService } from './prisma.service';
         if (migrations.applied.length) logger.log(`Applied migrations: ${migrations.applied.join(', ')}`);
         const prisma = new PrismaService(engine);
         if (config.seedDemoProject && engine.kind === 'pglite' && migrations.wasEmpty) {
-          await seedDemoProject(prisma);
+          await seedDemoProject(prisma, config.port);
         }
         logger.log(engine.kind === 'pglite' ? `Embedded database (PGlite) in ${config.dataDir}` : 'PostgreSQL database');
         return prisma;

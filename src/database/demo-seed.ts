@@ -6,7 +6,7 @@ import type { PrismaService } from './prisma.service';
  * On a new embedded database: a demo project with two members, a few labels and a key
  * holding every permission, printed once so that a newcomer can try the API at once.
  */
-export async function seedDemoProject(prisma: PrismaService): Promise<void> {
+export async function seedDemoProject(prisma: PrismaService, port: number): Promise<void> {
   const key = generateApiKey();
   await prisma.project.create({
     data: {
@@ -30,7 +30,8 @@ export async function seedDemoProject(prisma: PrismaService): Promise<void> {
       '',
       `    ${key.secret}`,
       '',
-      'Try it: curl -H "Authorization: Bearer <key>" http://localhost:<port>/api/v1/tasks, or in the Swagger UI at /docs',
+      `Try it: curl -H "Authorization: Bearer ${key.secret}" http://localhost:${port}/api/v1/tasks`,
+      `or in the Swagger UI at http://localhost:${port}/docs (Authorize, then paste the key).`,
       '',
     ].join('\n') + '\n',
   );

@@ -1,6 +1,7 @@
--- Rules that prisma/schema.prisma cannot express. Written by hand; a later
--- `prisma migrate dev` proposes to drop these objects: remove those lines from the
--- migration it generates (prisma/README.md).
+-- hand-written: rules that prisma/schema.prisma cannot express.
+-- A later `prisma migrate dev` proposes to drop these objects: remove those lines from
+-- the migration it generates (prisma/README.md). The first line marks this migration
+-- for test/migrator.e2e-spec.ts, which checks schema.prisma + hand-written = migrations.
 
 -- A task's sprint, assignee and parent belong to the task's own project. These
 -- composite keys sit beside Prisma's single-column ones (which give the ON DELETE

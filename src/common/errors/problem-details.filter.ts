@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import type { Request, Response } from 'express';
-import { Prisma } from '../../generated/prisma/client';
+import { problemFromDatabaseError } from './database-errors';
 import { Problem, ProblemCode } from './problem';
 
 /**
@@ -41,10 +41,8 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
   private toProblem(exception: unknown, request: Request): Problem {
     if (exception instanceof Problem) return exception;
-    if (exception instanceof Prisma.PrismaClientKnownRequestError) {
-      const translated = translatePrismaError(exception);
-      if (translated) return translated;
-    }
+    const databaseProblem = problemFromDatabaseError(exception);
+    if (databaseProblem) return databaseProblem;
     if (exception instanceof HttpException && exception.getStatus() < 500) {
       const status = exception.getStatus();
       return new Problem(status, CODE_BY_STATUS[status] ?? 'validation_failed', httpExceptionDetail(exception, request));
@@ -77,21 +75,5 @@ function httpExceptionDetail(exception: HttpException, request: Request): string
       return 'Too many requests for this key; retry after the number of seconds in Retry-After';
     default:
       return exception.message;
-  }
-}
-
-// Prisma's own messages and codes never reach the client: only what they mean.
-function translatePrismaError(error: Prisma.PrismaClientKnownRequestError): Problem | null {
-  switch (error.code) {
-    case 'P2002':
-      return new Problem(HttpStatus.CONFLICT, 'conflict', 'A record with these values already exists');
-    case 'P2025':
-      return new Problem(HttpStatus.NOT_FOUND, 'not_found', 'Not found');
-    case 'P2003':
-      return new Problem(HttpStatus.CONFLICT, 'conflict', 'A referenced record changed meanwhile; retry the request');
-    case 'P2034':
-      return new Problem(HttpStatus.CONFLICT, 'conflict', 'A concurrent change conflicted with this one; retry the request');
-    default:
-      return null;
   }
 }

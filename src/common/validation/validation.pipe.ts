@@ -13,6 +13,8 @@ export function createValidationPipe(): ValidationPipe {
     whitelist: true,
     forbidNonWhitelisted: true,
     forbidUnknownValues: true,
+    // One message per field: the first rule it breaks.
+    stopAtFirstError: true,
     transform: true,
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => {

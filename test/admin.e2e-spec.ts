@@ -1,0 +1,116 @@
+import { createProject, TestProject, withKey } from './support/fixtures';
+import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
+
+describe('admin interface', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  const admin = () => withKey(t, ADMIN_TOKEN);
+
+  it('refuses a missing or wrong admin token with 401', async () => {
+    const none = await t.http.post('/admin/v1/projects').send({ name: 'P' }).expect(401);
+    expect(none.body.code).toBe('unauthenticated');
+    expect(none.headers['www-authenticate']).toBe('Bearer');
+    await withKey(t, 'wrong-token-wrong-token').post('/admin/v1/projects', { name: 'P' }).expect(401);
+    await withKey(t, `${ADMIN_TOKEN}x`).post('/admin/v1/projects', { name: 'P' }).expect(401);
+  });
+
+  it('refuses project keys with 401', async () => {
+    const project = await createProject(t);
+    const res = await project.api.post('/admin/v1/projects', { name: 'P' }).expect(401);
+    expect(res.body.code).toBe('unauthenticated');
+  });
+
+  it('creates a project', async () => {
+    const res = await admin().post('/admin/v1/projects', { name: 'Apollo' }).expect(201);
+    expect(res.body).toEqual({ project: { id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'Apollo', createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) } });
+  });
+
+  it('rejects a blank project name', async () => {
+    const res = await admin().post('/admin/v1/projects', { name: '   ' }).expect(400);
+    expect(res.body.code).toBe('validation_failed');
+  });
+
+  describe('in a project', () => {
+    let project: TestProject;
+    beforeAll(async () => {
+      project = await createProject(t);
+    });
+
+    it('adds a member', async () => {
+      const res = await admin().post(`/admin/v1/projects/${project.id}/members`, { name: 'Linus' }).expect(201);
+      expect(res.body).toEqual({ member: { membershipId: expect.any(String), name: 'Linus' } });
+      const list = await project.api.get('/api/v1/members').expect(200);
+      expect(list.body.members).toContainEqual(res.body.member);
+    });
+
+    it('adds a label with its color in lower case', async () => {
+      const res = await admin().post(`/admin/v1/projects/${project.id}/labels`, { name: 'ops', color: '#AABBCC' }).expect(201);
+      expect(res.body).toEqual({ label: { id: expect.any(String), name: 'ops', color: '#aabbcc' } });
+      const list = await project.api.get('/api/v1/labels').expect(200);
+      expect(list.body.labels).toContainEqual(res.body.label);
+    });
+
+    it('rejects a label color that is not #rrggbb', async () => {
+      for (const color of ['red', '#abc', 'aabbcc', '#gggggg']) {
+        const res = await admin().post(`/admin/v1/projects/${project.id}/labels`, { name: `c${color}`, color });
+        expect([res.status, res.body.code]).toEqual([400, 'validation_failed']);
+      }
+    });
+
+    it('refuses a second label of the same name with 409', async () => {
+      const res = await admin().post(`/admin/v1/projects/${project.id}/labels`, { name: 'bug', color: '#000000' }).expect(409);
+      expect(res.body.code).toBe('conflict');
+    });
+
+    it('issues a key: the secret once, the key without it', async () => {
+      const res = await admin().post(`/admin/v1/projects/${project.id}/keys`, { name: 'Sync job', permissions: ['tasks:create', 'tasks:edit'] }).expect(201);
+      expect(res.body).toEqual({
+        key: { id: expect.any(String), name: 'Sync job', permissions: ['tasks:create', 'tasks:edit'], prefix: res.body.secret.slice(0, 12), createdAt: expect.any(String) },
+        secret: expect.stringMatching(/^tsk_/),
+      });
+    });
+
+    it('rejects an unknown permission', async () => {
+      const res = await admin().post(`/admin/v1/projects/${project.id}/keys`, { name: 'K', permissions: ['tasks:destroy'] }).expect(400);
+      expect(res.body).toMatchObject({ code: 'validation_failed', errors: [expect.objectContaining({ field: 'permissions' })] });
+    });
+
+    it('answers 404 for a project that does not exist', async () => {
+      for (const id of ['00000000-0000-4000-8000-000000000000', 'not-an-id']) {
+        const res = await admin().post(`/admin/v1/projects/${id}/members`, { name: 'X' }).expect(404);
+        expect(res.body.code).toBe('not_found');
+      }
+    });
+
+    it('revokes a key once: a second revocation is 404', async () => {
+      const key = await project.issueKey([], 'Temp');
+      await admin().delete(`/admin/v1/keys/${key.id}`).expect(204);
+      const again = await admin().delete(`/admin/v1/keys/${key.id}`).expect(404);
+      expect(again.body.code).toBe('not_found');
+      await admin().delete('/admin/v1/keys/nope').expect(404);
+    });
+  });
+});
+
+describe('admin interface without ADMIN_TOKEN', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ adminToken: null });
+  });
+  afterAll(() => t.close());
+
+  it('answers every admin path with 404, whatever the token', async () => {
+    for (const res of [
+      await t.http.post('/admin/v1/projects').send({ name: 'P' }),
+      await withKey(t, ADMIN_TOKEN).post('/admin/v1/projects', { name: 'P' }),
+      await withKey(t, ADMIN_TOKEN).delete('/admin/v1/keys/00000000-0000-4000-8000-000000000000'),
+    ]) {
+      expect([res.status, res.body.code]).toEqual([404, 'not_found']);
+    }
+    expect(await t.prisma.project.count()).toBe(0);
+  });
+});

@@ -1,0 +1,201 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DatabaseEngine, openDatabase, SqlSession } from '../src/database/database-engine';
+import { applyMigrations, MIGRATIONS_DIR } from '../src/database/migrator';
+import { createTestDatabase, engine, TestDatabase } from './support/test-app';
+
+const ROOT = path.resolve(__dirname, '..');
+
+/**
+ * The Prisma CLI, offline (prisma.config.ts: WASM engines on PGlite). The CLI does not
+ * close the PGlite that its config opens, so it may linger after its answer: with
+ * `until`, the answer is taken as soon as its output matches and the process is stopped.
+ */
+function prismaCli(args: string[], options: { env?: Record<string, string>; until?: RegExp } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/prisma/build/index.js'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, CHECKPOINT_DISABLE: '1', PRISMA_HIDE_UPDATE_MESSAGE: '1', ...options.env },
+    });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`prisma ${args.join(' ')} timed out:\n${stdout}\n${stderr}`));
+    }, 90_000);
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      if (options.until?.test(stdout)) {
+        clearTimeout(timer);
+        child.kill();
+        resolve(stdout);
+      }
+    });
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else if (!options.until?.test(stdout)) reject(new Error(`prisma ${args.join(' ')} failed (${code}):\n${stdout}\n${stderr}`));
+    });
+  });
+}
+
+async function migrationNames(dir = MIGRATIONS_DIR): Promise<string[]> {
+  return (await readdir(dir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+}
+
+async function openFresh(): Promise<{ db: DatabaseEngine; database: TestDatabase; close(): Promise<void> }> {
+  const database = await createTestDatabase();
+  const db = await openDatabase({ databaseUrl: database.url, dataDir: 'memory://' });
+  return { db, database, close: async () => (await db.close(), await database.drop()) };
+}
+
+const recorded = (session: SqlSession) =>
+  session.query<{ id: string; migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(
+    'SELECT id, migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name',
+  );
+
+describe('migrator', () => {
+  it('applies every migration in name order and records each in _prisma_migrations as Prisma does', async () => {
+    const fresh = await openFresh();
+    try {
+      const result = await fresh.db.withSession((session) => applyMigrations(session));
+      const names = await migrationNames();
+      expect(result).toEqual({ applied: names, wasEmpty: true });
+      const rows = await fresh.db.withSession(recorded);
+      expect(rows.map((row) => row.migration_name)).toEqual(names);
+      for (const row of rows) {
+        const sql = await readFile(path.join(MIGRATIONS_DIR, row.migration_name, 'migration.sql'));
+        expect(row.checksum).toBe(createHash('sha256').update(sql).digest('hex'));
+        expect(row.finished_at).toBeInstanceOf(Date);
+        expect(row.applied_steps_count).toBe(1);
+        expect(row.id).toMatch(/^[0-9a-f-]{36}$/);
+      }
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('is idempotent: a second run applies nothing and leaves the records as they were', async () => {
+    const fresh = await openFresh();
+    try {
+      await fresh.db.withSession((session) => applyMigrations(session));
+      const before = await fresh.db.withSession(recorded);
+      const second = await fresh.db.withSession((session) => applyMigrations(session));
+      expect(second).toEqual({ applied: [], wasEmpty: false });
+      expect(await fresh.db.withSession(recorded)).toEqual(before);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('refuses to go on when an applied migration was changed afterwards', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'migrations-'));
+    const fresh = await openFresh();
+    try {
+      await cp(MIGRATIONS_DIR, dir, { recursive: true });
+      await fresh.db.withSession((session) => applyMigrations(session, dir));
+      const [first] = await migrationNames(dir);
+      await writeFile(path.join(dir, first, 'migration.sql'), '-- edited\n', { flag: 'a' });
+      await expect(fresh.db.withSession((session) => applyMigrations(session, dir))).rejects.toThrow(/changed after it was applied/);
+    } finally {
+      await fresh.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('rolls back a failing migration entirely and records nothing for it', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'migrations-'));
+    const fresh = await openFresh();
+    try {
+      await cp(MIGRATIONS_DIR, dir, { recursive: true });
+      await fresh.db.withSession((session) => applyMigrations(session, dir));
+      await cp(path.join(dir, (await migrationNames(dir))[0]), path.join(dir, '99999999999999_broken'), { recursive: true });
+      await writeFile(path.join(dir, '99999999999999_broken', 'migration.sql'), 'CREATE TABLE half_done (id int);\nSELECT no_such_function();\n');
+      await expect(fresh.db.withSession((session) => applyMigrations(session, dir))).rejects.toThrow(/99999999999999_broken failed/);
+      const tables = await fresh.db.withSession((session) => session.query("SELECT 1 FROM pg_tables WHERE tablename = 'half_done'"));
+      expect(tables).toEqual([]);
+      expect((await fresh.db.withSession(recorded)).map((row) => row.migration_name)).not.toContain('99999999999999_broken');
+    } finally {
+      await fresh.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Two instances can share a PostgreSQL database; a PGlite database belongs to one process.
+  (engine === 'postgresql' ? it : it.skip)('applies each migration once when two instances start together (PostgreSQL)', async () => {
+    const database = await createTestDatabase();
+    const instances = await Promise.all([1, 2].map(() => openDatabase({ databaseUrl: database.url, dataDir: '' })));
+    try {
+      const results = await Promise.all(instances.map((db) => db.withSession((session) => applyMigrations(session))));
+      const names = await migrationNames();
+      expect([...results[0].applied, ...results[1].applied].sort()).toEqual(names);
+      expect(results.filter((result) => result.applied.length > 0)).toHaveLength(1);
+      expect((await instances[0].withSession(recorded)).map((row) => row.migration_name)).toEqual(names);
+    } finally {
+      await Promise.all(instances.map((db) => db.close()));
+      await database.drop();
+    }
+  });
+
+  it('builds the schema that prisma/schema.prisma describes, plus the hand-written migrations', async () => {
+    // What Prisma makes of schema.prisma from nothing, then every migration marked hand-written.
+    const fromSchema = await prismaCli(['migrate', 'diff', '--from-empty', '--to-schema-datamodel', 'prisma/schema.prisma', '--script']);
+    const handWritten: string[] = [];
+    for (const name of await migrationNames()) {
+      const sql = await readFile(path.join(MIGRATIONS_DIR, name, 'migration.sql'), 'utf8');
+      if (sql.startsWith('-- hand-written')) handWritten.push(sql);
+    }
+    expect(handWritten.length).toBeGreaterThan(0);
+    const expected = await openFresh();
+    const migrated = await openFresh();
+    try {
+      await expected.db.withSession(async (session) => {
+        await session.exec(fromSchema);
+        for (const sql of handWritten) await session.exec(sql);
+      });
+      await migrated.db.withSession((session) => applyMigrations(session));
+      const [want, got] = await Promise.all([expected.db.withSession(catalog), migrated.db.withSession(catalog)]);
+      expect(want.length).toBeGreaterThan(50);
+      expect(got).toEqual(want);
+    } finally {
+      await expected.close();
+      await migrated.close();
+    }
+  });
+
+  (engine === 'pglite' ? it : it.skip)('leaves a migration history that the Prisma CLI reads as its own (PGlite on disk)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'pglite-'));
+    try {
+      const db = await openDatabase({ databaseUrl: null, dataDir: dir });
+      await db.withSession((session) => applyMigrations(session));
+      await db.close();
+      const status = await prismaCli(['migrate', 'status'], { env: { PRISMA_PGLITE_DIR: dir }, until: /up to date|not yet been applied|not found locally|failed/ });
+      expect(status).toContain('Database schema is up to date');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Tables, columns, indexes, constraints, enums and extensions, as sorted text. */
+async function catalog(session: SqlSession): Promise<string[]> {
+  const rows = await session.query<{ item: string }>(`
+    SELECT 'column ' || table_name || '.' || column_name || ' ' || udt_name || coalesce('(' || character_maximum_length || ')', '')
+           || ' ' || is_nullable || ' ' || coalesce(column_default, '') AS item
+      FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> '_prisma_migrations'
+    UNION ALL
+    SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations'
+    UNION ALL
+    SELECT 'constraint ' || conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid)
+      FROM pg_constraint WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text <> '_prisma_migrations'
+    UNION ALL
+    SELECT 'enum ' || t.typname || ' ' || string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder)
+      FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid GROUP BY t.typname
+    UNION ALL
+    SELECT 'extension ' || extname FROM pg_extension`);
+  return rows.map((row) => row.item).sort();
+}
