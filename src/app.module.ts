@@ -11,7 +11,11 @@ import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
+import { HistoryModule } from './history/history.module';
 import { ProjectsModule } from './projects/projects.module';
+import { SprintsModule } from './sprints/sprints.module';
+import { TasksModule } from './tasks/tasks.module';
+import { TrashModule } from './trash/trash.module';
 
 @Module({})
 export class AppModule {
@@ -25,6 +29,10 @@ export class AppModule {
         AuthModule,
         HealthModule,
         ProjectsModule,
+        TasksModule,
+        HistoryModule,
+        SprintsModule,
+        TrashModule,
         // Without ADMIN_TOKEN the admin interface does not exist: every /admin path is 404.
         ...(config.adminToken ? [AdminModule] : []),
       ],

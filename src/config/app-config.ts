@@ -15,6 +15,8 @@ export interface AppConfig {
   redisUrl: string | null;
   /** Create a demo project and print its key on a new embedded database. */
   seedDemoProject: boolean;
+  /** Emit Prisma query events (the tests count the statements of a request); off in service. */
+  emitQueryEvents: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -42,6 +44,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 1, 10_000_000),
     redisUrl,
     seedDemoProject: true,
+    emitQueryEvents: false,
   };
 }
 

@@ -20,7 +20,7 @@ import { PrismaService } from './prisma.service';
         const engine = await openDatabase(config);
         const migrations = await engine.withSession((session) => applyMigrations(session));
         if (migrations.applied.length) logger.log(`Applied migrations: ${migrations.applied.join(', ')}`);
-        const prisma = new PrismaService(engine);
+        const prisma = new PrismaService(engine, { emitQueryEvents: config.emitQueryEvents });
         if (config.seedDemoProject && engine.kind === 'pglite' && migrations.wasEmpty) {
           await seedDemoProject(prisma, config.port);
         }

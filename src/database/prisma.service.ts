@@ -7,9 +7,13 @@ import type { DatabaseEngine } from './database-engine';
  * this and call Prisma directly, always scoped by the caller's project.
  */
 export class PrismaService extends PrismaClient implements OnApplicationShutdown {
-  constructor(readonly engine: DatabaseEngine) {
+  constructor(
+    readonly engine: DatabaseEngine,
+    options: { emitQueryEvents?: boolean } = {},
+  ) {
     super({
       adapter: engine.adapter,
+      log: options.emitQueryEvents ? [{ emit: 'event', level: 'query' }] : [],
       // PGlite runs one statement at a time: under load a transaction may wait its turn.
       transactionOptions: { maxWait: 10_000, timeout: 15_000 },
     });

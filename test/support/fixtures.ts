@@ -59,3 +59,16 @@ export async function createProject(t: TestApp, name = 'Test project'): Promise<
   const key = await issueKey([...ALL_PERMISSIONS]);
   return { id: project.id, key: key.secret, api: key.api, members, labels, issueKey };
 }
+
+/** Creates a task through the API and returns it (the answer's `task`). */
+export async function createTask(project: TestProject, body: Record<string, unknown> = {}): Promise<TaskJson> {
+  const res = await project.api.post('/api/v1/tasks', { title: 'A task', ...body });
+  if (res.status !== 201) throw new Error(`creating a task answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.task;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type TaskJson = Record<string, any> & { id: string };
+
+export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export const NO_SUCH_ID = '00000000-0000-4000-8000-000000000000';

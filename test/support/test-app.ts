@@ -35,6 +35,7 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
     rateLimitPerMinute: 1_000_000,
     redisUrl: null,
     seedDemoProject: false,
+    emitQueryEvents: true,
     ...overrides,
   };
   const app = await createApp(config, { logger: ['error', 'warn'] });

@@ -117,7 +117,7 @@ CREATE TABLE "history_entries" (
     "task_id" UUID NOT NULL,
     "actor" VARCHAR(200) NOT NULL,
     "action" VARCHAR(32) NOT NULL,
-    "changes" JSONB NOT NULL DEFAULT '[]',
+    "changes" JSON NOT NULL DEFAULT '[]',
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "history_entries_pkey" PRIMARY KEY ("id")

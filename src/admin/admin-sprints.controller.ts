@@ -1,0 +1,34 @@
+import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ProblemDto } from '../common/errors/problem.dto';
+import { CloseSprintDto, SprintResponseDto } from '../sprints/sprint.dto';
+import { SprintsService } from '../sprints/sprints.service';
+import { AdminAuthenticated } from './admin-token.guard';
+
+/** Sprint activation and closing: the app side, never through /api/v1. */
+@ApiTags('admin')
+@AdminAuthenticated()
+@Controller('admin/v1/sprints/:sprintId')
+export class AdminSprintsController {
+  constructor(private readonly sprints: SprintsService) {}
+
+  /** A planned sprint becomes the project's active sprint (at most one per project). */
+  @Post('activate')
+  @HttpCode(200)
+  @ApiOkResponse({ type: SprintResponseDto })
+  @ApiNotFoundResponse({ description: 'No such sprint', type: ProblemDto })
+  @ApiConflictResponse({ description: 'Not planned, or the project already has an active sprint', type: ProblemDto })
+  activate(@Param('sprintId') sprintId: string): Promise<SprintResponseDto> {
+    return this.sprints.activate(sprintId);
+  }
+
+  /** Closes the active sprint; open tasks move to moveOpenTasksTo or to no sprint. */
+  @Post('close')
+  @HttpCode(200)
+  @ApiOkResponse({ type: SprintResponseDto })
+  @ApiNotFoundResponse({ description: 'No such sprint, or moveOpenTasksTo is not a sprint of the project', type: ProblemDto })
+  @ApiConflictResponse({ description: 'The sprint is not active, or moveOpenTasksTo is not planned', type: ProblemDto })
+  close(@Param('sprintId') sprintId: string, @Body() dto: CloseSprintDto): Promise<SprintResponseDto> {
+    return this.sprints.close(sprintId, dto.moveOpenTasksTo ?? null);
+  }
+}

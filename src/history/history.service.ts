@@ -1,0 +1,95 @@
+import { Injectable } from '@nestjs/common';
+import { isDeepStrictEqual } from 'node:util';
+import type { Caller } from '../auth/caller';
+import { notFound } from '../common/errors/problem';
+import { isUuid } from '../common/ids';
+import { CursorCodec } from '../common/pagination/cursor';
+import { PageQueryDto } from '../common/pagination/page.dto';
+import { toPage } from '../common/pagination/page';
+import { PrismaService, PrismaTransaction } from '../database/prisma.service';
+import type { Prisma } from '../generated/prisma/client';
+import type { HistoryPageDto } from './history-entry.dto';
+
+export type HistoryAction = 'created' | 'updated' | 'deleted' | 'restored' | 'dependency_added' | 'dependency_removed';
+
+/** One field's change, in the API's names and values. */
+export interface FieldChange {
+  field: string;
+  from: unknown;
+  to: unknown;
+}
+
+export interface HistoryRecord {
+  taskId: string;
+  action: HistoryAction;
+  changes?: FieldChange[];
+}
+
+/** Who made a change: a key, or the product's app (sprint closing). */
+export const APP_ACTOR = 'App';
+
+/**
+ * The one place that writes task history. Services call `record` inside the
+ * transaction of the change itself, so a change and its entry commit together.
+ */
+@Injectable()
+export class HistoryService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  async record(tx: PrismaTransaction, entry: { projectId: string; actor: string; at: Date; records: HistoryRecord[] }): Promise<void> {
+    if (entry.records.length === 0) return;
+    await tx.historyEntry.createMany({
+      data: entry.records.map((record) => ({
+        projectId: entry.projectId,
+        taskId: record.taskId,
+        actor: entry.actor,
+        action: record.action,
+        changes: (record.changes ?? []) as unknown as Prisma.InputJsonValue,
+        createdAt: entry.at,
+      })),
+    });
+  }
+
+  /** A live task's history, newest first, paginated like the task list. */
+  async list(caller: Caller, taskId: string, query: PageQueryDto): Promise<HistoryPageDto> {
+    const limit = query.limit ?? 50;
+    const after = query.cursor ? this.cursors.decode('history', query.cursor) : null;
+    const task = isUuid(taskId)
+      ? await this.prisma.task.findFirst({ where: { id: taskId, projectId: caller.projectId, deletedAt: null }, select: { id: true } })
+      : null;
+    if (!task) throw notFound('Task');
+    const rows = await this.prisma.historyEntry.findMany({
+      where: {
+        taskId,
+        projectId: caller.projectId,
+        // Keyset: the redundant `lte` bound lets the index serve the OR below.
+        ...(after && { createdAt: { lte: after.at }, OR: [{ createdAt: { lt: after.at } }, { createdAt: after.at, id: { lt: after.id } }] }),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit + 1,
+      select: { id: true, createdAt: true, actor: true, action: true, changes: true },
+    });
+    const page = toPage(rows, limit, this.cursors, 'history', (row) => ({ at: row.createdAt, id: row.id }));
+    return {
+      history: page.items.map((row) => ({
+        id: row.id,
+        createdAt: row.createdAt.toISOString(),
+        actor: row.actor,
+        action: row.action,
+        changes: row.changes as unknown as FieldChange[],
+      })),
+      nextCursor: page.nextCursor,
+    };
+  }
+}
+
+/** The fields whose value differs between `before` and `after`, for `after`'s fields. */
+export function changesBetween<T extends object>(before: T, after: Partial<T>): FieldChange[] {
+  const from = before as Record<string, unknown>;
+  return Object.entries(after)
+    .filter(([field, to]) => !isDeepStrictEqual(from[field], to))
+    .map(([field, to]) => ({ field, from: from[field], to }));
+}

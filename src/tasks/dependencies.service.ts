@@ -1,0 +1,96 @@
+import { Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { badRequest, conflict, notFound } from '../common/errors/problem';
+import { isUuid } from '../common/ids';
+import { PrismaService, PrismaTransaction } from '../database/prisma.service';
+import { HistoryService } from '../history/history.service';
+import { TaskReader } from './task-reader.service';
+import type { TaskDetailDto, TaskResponseDto } from './task.dto';
+
+/**
+ * "Task A is blocked by task B". Dependency changes of a project run one at a time (a
+ * transaction-scoped advisory lock), so the cycle check, one recursive query over the
+ * graph, cannot be raced by a concurrent insert closing the same cycle.
+ */
+@Injectable()
+export class DependenciesService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly reader: TaskReader,
+    private readonly history: HistoryService,
+  ) {}
+
+  async add(caller: Caller, taskId: string, blockedById: string): Promise<TaskResponseDto> {
+    if (blockedById === taskId) throw badRequest('validation_failed', 'a task cannot be blocked by itself', 'blockedById');
+    const { projectId } = caller;
+    const task = await this.prisma.$transaction(async (tx) => {
+      await lockProjectDependencies(tx, projectId);
+      await assertLiveTasks(tx, projectId, [taskId, blockedById]);
+      const existing = await tx.taskDependency.count({ where: { taskId, blockedById } });
+      if (existing > 0) throw conflict('dependency_exists', 'This task is already blocked by that task');
+      if (await wouldCloseCycle(tx, taskId, blockedById)) {
+        throw conflict('dependency_cycle', 'That task already depends on this one, directly or through others');
+      }
+      const now = new Date();
+      await tx.taskDependency.create({ data: { projectId, taskId, blockedById, createdAt: now } });
+      await tx.task.update({ where: { id: taskId }, data: { updatedAt: now } });
+      await this.history.record(tx, {
+        projectId,
+        actor: caller.actor,
+        at: now,
+        records: [{ taskId, action: 'dependency_added', changes: [{ field: 'blockedBy', from: null, to: blockedById }] }],
+      });
+      return this.reader.detail(projectId, taskId, tx);
+    });
+    return { task: task as TaskDetailDto };
+  }
+
+  async remove(caller: Caller, taskId: string, blockedById: string): Promise<void> {
+    const { projectId } = caller;
+    await this.prisma.$transaction(async (tx) => {
+      await lockProjectDependencies(tx, projectId);
+      await assertLiveTasks(tx, projectId, [taskId, blockedById], 'Dependency');
+      const { count } = await tx.taskDependency.deleteMany({ where: { projectId, taskId, blockedById } });
+      if (count === 0) throw notFound('Dependency');
+      const now = new Date();
+      await tx.task.update({ where: { id: taskId }, data: { updatedAt: now } });
+      await this.history.record(tx, {
+        projectId,
+        actor: caller.actor,
+        at: now,
+        records: [{ taskId, action: 'dependency_removed', changes: [{ field: 'blockedBy', from: blockedById, to: null }] }],
+      });
+    });
+  }
+}
+
+async function lockProjectDependencies(tx: PrismaTransaction, projectId: string): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`dependencies:${projectId}`}, 0))`;
+}
+
+/** Both tasks live in the caller's project, locked against a concurrent trip to the trash. */
+async function assertLiveTasks(tx: PrismaTransaction, projectId: string, ids: string[], what = 'Task'): Promise<void> {
+  const found = ids.every(isUuid)
+    ? await tx.$queryRaw<{ id: string }[]>`
+        SELECT id::text FROM tasks
+         WHERE id IN (${ids[0]}::uuid, ${ids[1]}::uuid) AND project_id = ${projectId}::uuid AND deleted_at IS NULL
+           FOR SHARE`
+    : [];
+  if (found.length !== ids.length) throw notFound(what);
+}
+
+/**
+ * Would "taskId is blocked by blockedById" close a cycle? It would when blockedById already
+ * waits for taskId, through any chain. Trashed tasks count too: restoring one brings its
+ * dependencies back, and they must not form a cycle then.
+ */
+async function wouldCloseCycle(tx: PrismaTransaction, taskId: string, blockedById: string): Promise<boolean> {
+  const [row] = await tx.$queryRaw<{ cycle: boolean }[]>`
+    WITH RECURSIVE waits_for(id) AS (
+      SELECT blocked_by_id FROM task_dependencies WHERE task_id = ${blockedById}::uuid
+      UNION
+      SELECT d.blocked_by_id FROM task_dependencies d JOIN waits_for w ON d.task_id = w.id
+    )
+    SELECT EXISTS (SELECT 1 FROM waits_for WHERE id = ${taskId}::uuid) AS cycle`;
+  return row.cycle;
+}

@@ -1,0 +1,47 @@
+import { Prisma } from '../generated/prisma/client';
+import { isUuid } from '../common/ids';
+import type { ListTasksQueryDto } from './task.dto';
+
+/**
+ * The list filters of GET /api/v1/tasks as SQL conditions on the task row `t`, ANDed
+ * with the project's live tasks. One place: every filter of the contract feeds it.
+ */
+export function taskListConditions(projectId: string, query: ListTasksQueryDto): Prisma.Sql[] {
+  const conditions = [Prisma.sql`t.project_id = ${projectId}::uuid`, Prisma.sql`t.deleted_at IS NULL`];
+  if (query.status) conditions.push(oneOf('t.status', 'task_status', query.status));
+  if (query.priority) conditions.push(oneOf('t.priority', 'task_priority', query.priority));
+  if (query.assigneeId !== undefined) conditions.push(optionalReference('t.assignee_id', query.assigneeId));
+  if (query.sprintId !== undefined) conditions.push(optionalReference('t.sprint_id', query.sprintId));
+  if (query.parentId !== undefined) conditions.push(reference('t.parent_id', query.parentId));
+  if (query.labelId !== undefined) {
+    conditions.push(
+      isUuid(query.labelId)
+        ? Prisma.sql`EXISTS (SELECT 1 FROM task_labels tl WHERE tl.task_id = t.id AND tl.label_id = ${query.labelId}::uuid)`
+        : Prisma.sql`false`,
+    );
+  }
+  if (query.q) conditions.push(Prisma.sql`t.title ILIKE ${`%${escapeLikePattern(query.q)}%`}`);
+  if (query.dueAfter) conditions.push(Prisma.sql`t.due_date >= ${query.dueAfter}::date`);
+  if (query.dueBefore) conditions.push(Prisma.sql`t.due_date <= ${query.dueBefore}::date`);
+  if (query.updatedSince) conditions.push(Prisma.sql`t.updated_at >= ${query.updatedSince}::timestamptz`);
+  return conditions;
+}
+
+function oneOf(column: string, enumType: string, values: string[]): Prisma.Sql {
+  const items = values.map((value) => Prisma.sql`${value}::${Prisma.raw(enumType)}`);
+  return Prisma.sql`${Prisma.raw(column)} IN (${Prisma.join(items)})`;
+}
+
+/** `none` means "without one"; an id that is not a UUID names nothing, so it matches nothing. */
+function optionalReference(column: string, value: string): Prisma.Sql {
+  return value === 'none' ? Prisma.sql`${Prisma.raw(column)} IS NULL` : reference(column, value);
+}
+
+function reference(column: string, value: string): Prisma.Sql {
+  return isUuid(value) ? Prisma.sql`${Prisma.raw(column)} = ${value}::uuid` : Prisma.sql`false`;
+}
+
+/** `%`, `_` and `\` in a search are literal characters, not patterns (backslash is ILIKE's escape). */
+function escapeLikePattern(text: string): string {
+  return text.replace(/[\\%_]/g, (character) => `\\${character}`);
+}

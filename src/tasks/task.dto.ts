@@ -1,0 +1,218 @@
+import { ApiHideProperty, ApiProperty, OmitType, PartialType } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString } from 'class-validator';
+import { PageQueryDto } from '../common/pagination/page.dto';
+import {
+  CodePointLength,
+  CommaSeparated,
+  IsCalendarDate,
+  IsInstant,
+  IsListOf,
+  IsNotBlank,
+  OptionalButNotNull,
+  ReadOnlyField,
+} from '../common/validation/validators';
+import { LabelDto, MemberDto } from '../projects/project-resources.dto';
+import { SPRINT_STATUSES, TASK_PRIORITIES, TASK_STATUSES, TaskPriority, TaskStatus } from './task-fields';
+
+// ---- What clients send ----
+
+export class CreateTaskDto {
+  /** 1 to 200 characters (code points), not only white space. */
+  @IsString()
+  @CodePointLength(1, 200)
+  @IsNotBlank()
+  title: string;
+
+  /** Markdown, up to 10 000 characters. */
+  @IsOptional()
+  @IsString()
+  @CodePointLength(0, 10_000)
+  description?: string | null;
+
+  /** Default `backlog`. Creating a task in `done` sets `completedAt`. */
+  @OptionalButNotNull()
+  @IsIn(TASK_STATUSES, { message: `must be one of: ${TASK_STATUSES.join(', ')}` })
+  @ApiProperty({ enum: TASK_STATUSES, required: false, default: 'backlog' })
+  status?: TaskStatus;
+
+  /** Default `none`. */
+  @OptionalButNotNull()
+  @IsIn(TASK_PRIORITIES, { message: `must be one of: ${TASK_PRIORITIES.join(', ')}` })
+  @ApiProperty({ enum: TASK_PRIORITIES, required: false, default: 'none' })
+  priority?: TaskPriority;
+
+  /** A membershipId of the project (GET /api/v1/members); null for nobody. */
+  @IsOptional()
+  @IsString()
+  assigneeId?: string | null;
+
+  /** Label ids of the project (GET /api/v1/labels), a set: duplicates collapse. */
+  @OptionalButNotNull()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  labelIds?: string[];
+
+  /** A live root task of the project: subtasks have one level only. Cannot be changed later. */
+  @IsOptional()
+  @IsString()
+  parentId?: string | null;
+
+  /** A sprint of the project that is not closed; null for none. */
+  @IsOptional()
+  @IsString()
+  sprintId?: string | null;
+
+  /** YYYY-MM-DD, a civil day in Madrid; null for none. */
+  @IsOptional()
+  @IsCalendarDate()
+  @ApiProperty({ type: String, format: 'date', nullable: true, required: false, example: '2026-12-24' })
+  dueDate?: string | null;
+}
+
+/**
+ * A partial update: absent fields stay, an explicit null clears (description, assigneeId,
+ * sprintId, dueDate). Null is not accepted where nothing can be cleared (title, status,
+ * priority, labelIds). `parentId` is read-only here.
+ */
+export class UpdateTaskDto extends PartialType(OmitType(CreateTaskDto, ['parentId'] as const), { skipNullProperties: false }) {
+  @ApiHideProperty()
+  @ReadOnlyField()
+  parentId?: never;
+}
+
+export class ListTasksQueryDto extends PageQueryDto {
+  /** Comma-separated statuses to include. */
+  @IsOptional()
+  @CommaSeparated()
+  @IsListOf(TASK_STATUSES)
+  @ApiProperty({ type: String, required: false, example: 'todo,in_progress' })
+  status?: TaskStatus[];
+
+  /** Comma-separated priorities to include. */
+  @IsOptional()
+  @CommaSeparated()
+  @IsListOf(TASK_PRIORITIES)
+  @ApiProperty({ type: String, required: false, example: 'urgent,high' })
+  priority?: TaskPriority[];
+
+  /** A membershipId, or `none` for tasks without assignee. */
+  @IsOptional()
+  @IsString()
+  assigneeId?: string;
+
+  /** A sprint id, or `none` for tasks without sprint. */
+  @IsOptional()
+  @IsString()
+  sprintId?: string;
+
+  /** Tasks carrying this label. */
+  @IsOptional()
+  @IsString()
+  labelId?: string;
+
+  /** Subtasks of this task. */
+  @IsOptional()
+  @IsString()
+  parentId?: string;
+
+  /** Case-insensitive substring of the title; `%`, `_` and `\` are literal. */
+  @IsOptional()
+  @IsString()
+  @CodePointLength(0, 200)
+  q?: string;
+
+  /** dueDate on or after this day (YYYY-MM-DD); tasks without due date never match. */
+  @IsOptional()
+  @IsCalendarDate()
+  @ApiProperty({ type: String, format: 'date', required: false })
+  dueAfter?: string;
+
+  /** dueDate on or before this day (YYYY-MM-DD); tasks without due date never match. */
+  @IsOptional()
+  @IsCalendarDate()
+  @ApiProperty({ type: String, format: 'date', required: false })
+  dueBefore?: string;
+
+  /** Tasks whose updatedAt is at or after this instant (ISO 8601 with Z or an offset), for sync jobs. */
+  @IsOptional()
+  @IsInstant()
+  @ApiProperty({ type: String, format: 'date-time', required: false })
+  updatedSince?: string;
+}
+
+export class AddDependencyDto {
+  /** The task that must be finished first: the task of the path becomes blocked by it. */
+  @IsString()
+  blockedById: string;
+}
+
+// ---- What the service answers ----
+
+export class SprintRefDto {
+  id: string;
+  name: string;
+  @ApiProperty({ enum: SPRINT_STATUSES })
+  status: string;
+}
+
+export class TaskRefDto {
+  id: string;
+  title: string;
+  @ApiProperty({ enum: TASK_STATUSES })
+  status: string;
+}
+
+export class DependenciesDto {
+  /** Live tasks this one waits for. */
+  blockedBy: TaskRefDto[];
+  /** Live tasks that wait for this one. */
+  blocks: TaskRefDto[];
+}
+
+/** A task as lists show it: no description, no dependencies. */
+export class TaskDto {
+  id: string;
+  projectId: string;
+  title: string;
+  @ApiProperty({ enum: TASK_STATUSES })
+  status: string;
+  @ApiProperty({ enum: TASK_PRIORITIES })
+  priority: string;
+  parentId: string | null;
+  @ApiProperty({ type: MemberDto, nullable: true })
+  assignee: MemberDto | null;
+  labels: LabelDto[];
+  @ApiProperty({ type: SprintRefDto, nullable: true })
+  sprint: SprintRefDto | null;
+  @ApiProperty({ type: String, format: 'date', nullable: true })
+  dueDate: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  completedAt: string | null;
+  @ApiProperty({ type: String, format: 'date-time' })
+  createdAt: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  updatedAt: string;
+  /** True while a live task it depends on is not finished. */
+  blocked: boolean;
+}
+
+/** A task in full: the detail view and the answer of create and update. */
+export class TaskDetailDto extends TaskDto {
+  @ApiProperty({ type: String, nullable: true })
+  description: string | null;
+  dependencies: DependenciesDto;
+}
+
+export class TaskResponseDto {
+  task: TaskDetailDto;
+}
+
+export class TaskListDto {
+  /** Newest first (createdAt, then id, descending). */
+  tasks: TaskDto[];
+  @ApiProperty({ type: String, nullable: true, description: 'Cursor of the next page; null on the last page' })
+  nextCursor: string | null;
+  /** All tasks matching the filters, across all pages. */
+  total: number;
+}

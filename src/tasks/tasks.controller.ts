@@ -1,0 +1,60 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
+import type { Caller } from '../auth/caller';
+import { ProblemDto } from '../common/errors/problem.dto';
+import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
+import { CreateTaskDto, ListTasksQueryDto, TaskListDto, TaskResponseDto, UpdateTaskDto } from './task.dto';
+import { TasksService } from './tasks.service';
+
+@ApiTags('tasks')
+@ApiKeyAuthenticated()
+@Controller('api/v1/tasks')
+export class TasksController {
+  constructor(private readonly tasks: TasksService) {}
+
+  /** The project's live tasks, newest first, filtered and paginated by cursor. */
+  @Get()
+  @ApiBadRequestResponse({ description: 'An invalid filter, limit or cursor, or an unknown query parameter', type: ProblemDto })
+  list(@CurrentCaller() caller: Caller, @Query() query: ListTasksQueryDto): Promise<TaskListDto> {
+    return this.tasks.list(caller, query);
+  }
+
+  /** Creates a task; answers it in full, with its address in Location. */
+  @Post()
+  @RequirePermission('tasks:create')
+  @ApiCreatedResponse({ type: TaskResponseDto })
+  @ApiBadRequestResponse({ description: 'Invalid or unknown field, or parentId names a subtask (nesting_too_deep)', type: ProblemDto })
+  @ApiNotFoundResponse({ description: 'assigneeId, labelIds, sprintId or parentId is not in this project, or the sprint is closed', type: ProblemDto })
+  async create(@CurrentCaller() caller: Caller, @Body() dto: CreateTaskDto, @Res({ passthrough: true }) res: Response): Promise<TaskResponseDto> {
+    const created = await this.tasks.create(caller, dto);
+    res.location(`/api/v1/tasks/${created.task.id}`);
+    return created;
+  }
+
+  /** A task in full, with its description and both directions of its dependencies. */
+  @Get(':taskId')
+  @ApiNotFoundResponse({ description: 'No such task in this project, or it is in the trash', type: ProblemDto })
+  get(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string): Promise<TaskResponseDto> {
+    return this.tasks.get(caller, taskId);
+  }
+
+  /** Changes the fields sent; null clears. Each real change is recorded in the task's history. */
+  @Patch(':taskId')
+  @RequirePermission('tasks:edit')
+  @ApiBadRequestResponse({ description: 'Empty body, invalid or unknown field, or parentId (read-only)', type: ProblemDto })
+  @ApiNotFoundResponse({ description: 'No such live task, or a referenced id is not in this project, or the sprint is closed', type: ProblemDto })
+  update(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string, @Body(NonEmptyBodyPipe) dto: UpdateTaskDto): Promise<TaskResponseDto> {
+    return this.tasks.update(caller, taskId, dto);
+  }
+
+  /** Sends the task and its subtasks to the trash (DELETE /api/v1/trash/{taskId} destroys it). */
+  @Delete(':taskId')
+  @HttpCode(204)
+  @RequirePermission('tasks:delete')
+  @ApiNotFoundResponse({ description: 'No such live task in this project', type: ProblemDto })
+  trash(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string): Promise<void> {
+    return this.tasks.trash(caller, taskId);
+  }
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { HistoryModule } from '../history/history.module';
+import { DependenciesController } from './dependencies.controller';
+import { DependenciesService } from './dependencies.service';
+import { TaskReader } from './task-reader.service';
+import { TasksController } from './tasks.controller';
+import { TasksService } from './tasks.service';
+
+@Module({
+  imports: [HistoryModule],
+  controllers: [TasksController, DependenciesController],
+  providers: [TasksService, DependenciesService, TaskReader],
+  exports: [TaskReader],
+})
+export class TasksModule {}

@@ -1,0 +1,205 @@
+import { Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { calendarDateToDate } from '../common/dates';
+import { notFound } from '../common/errors/problem';
+import { isUuid } from '../common/ids';
+import { CursorCodec } from '../common/pagination/cursor';
+import { toPage } from '../common/pagination/page';
+import { PrismaService, PrismaTransaction } from '../database/prisma.service';
+import type { Prisma } from '../generated/prisma/client';
+import { changesBetween, HistoryService } from '../history/history.service';
+import { TaskStatus } from './task-fields';
+import { taskListConditions } from './task-list-filters';
+import { TaskReader } from './task-reader.service';
+import { checkTaskReferences, labelSet } from './task-references';
+import type { CreateTaskDto, ListTasksQueryDto, TaskDetailDto, TaskListDto, TaskResponseDto, UpdateTaskDto } from './task.dto';
+
+/** A task's editable fields as the API names and writes them (history compares these). */
+interface TaskFields {
+  title: string | null;
+  description: string | null;
+  status: TaskStatus | null;
+  priority: string | null;
+  assigneeId: string | null;
+  sprintId: string | null;
+  labelIds: string[];
+  dueDate: string | null;
+  parentId?: string | null;
+}
+
+const NOTHING: TaskFields = {
+  title: null,
+  description: null,
+  status: null,
+  priority: null,
+  assigneeId: null,
+  sprintId: null,
+  labelIds: [],
+  dueDate: null,
+  parentId: null,
+};
+
+@Injectable()
+export class TasksService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly reader: TaskReader,
+    private readonly history: HistoryService,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  async list(caller: Caller, query: ListTasksQueryDto): Promise<TaskListDto> {
+    const limit = query.limit ?? 50;
+    const after = query.cursor ? this.cursors.decode('tasks', query.cursor) : null;
+    const { total, tasks } = await this.reader.page({
+      where: taskListConditions(caller.projectId, query),
+      order: 'created',
+      after,
+      take: limit + 1,
+    });
+    const page = toPage(tasks, limit, this.cursors, 'tasks', (task) => ({ at: new Date(task.createdAt), id: task.id }));
+    return { tasks: page.items, nextCursor: page.nextCursor, total };
+  }
+
+  async get(caller: Caller, taskId: string): Promise<TaskResponseDto> {
+    const task = isUuid(taskId) ? await this.reader.detail(caller.projectId, taskId) : null;
+    if (!task) throw notFound('Task');
+    return { task };
+  }
+
+  async create(caller: Caller, dto: CreateTaskDto): Promise<TaskResponseDto> {
+    const { projectId } = caller;
+    const fields: TaskFields = {
+      title: dto.title,
+      description: dto.description ?? null,
+      status: dto.status ?? TaskStatus.backlog,
+      priority: dto.priority ?? 'none',
+      assigneeId: dto.assigneeId ?? null,
+      sprintId: dto.sprintId ?? null,
+      labelIds: labelSet(dto.labelIds ?? []),
+      dueDate: dto.dueDate ?? null,
+      parentId: dto.parentId ?? null,
+    };
+    const task = await this.prisma.$transaction(async (tx) => {
+      await checkTaskReferences(tx, projectId, fields);
+      const now = new Date();
+      const { id } = await tx.task.create({
+        data: {
+          projectId,
+          ...columnsFor(fields, now),
+          parentId: fields.parentId,
+          createdAt: now,
+        },
+        select: { id: true },
+      });
+      await replaceLabels(tx, projectId, id, fields.labelIds);
+      await this.history.record(tx, {
+        projectId,
+        actor: caller.actor,
+        at: now,
+        records: [{ taskId: id, action: 'created', changes: changesBetween(NOTHING, fields) }],
+      });
+      return this.reader.detail(projectId, id, tx);
+    });
+    return { task: task as TaskDetailDto };
+  }
+
+  /**
+   * A partial update. The task row is locked first, so concurrent updates of one task
+   * apply one after the other and each records its own history entry. Values equal to
+   * the current ones change nothing: no write, no history entry, same updatedAt.
+   */
+  async update(caller: Caller, taskId: string, dto: UpdateTaskDto): Promise<TaskResponseDto> {
+    const { projectId } = caller;
+    const task = await this.prisma.$transaction(async (tx) => {
+      const current = await lockLiveTask(tx, projectId, taskId);
+      const requested = definedOnly<Partial<TaskFields>>({
+        title: dto.title,
+        description: dto.description,
+        status: dto.status,
+        priority: dto.priority,
+        assigneeId: dto.assigneeId,
+        sprintId: dto.sprintId,
+        labelIds: dto.labelIds && labelSet(dto.labelIds),
+        dueDate: dto.dueDate,
+      });
+      await checkTaskReferences(tx, projectId, requested);
+      const changes = changesBetween(current, requested);
+      if (changes.length > 0) {
+        const now = new Date();
+        const next: TaskFields = { ...current, ...requested };
+        await tx.task.update({ where: { id: taskId }, data: columnsFor(next, now, current.status) });
+        if (requested.labelIds) await replaceLabels(tx, projectId, taskId, requested.labelIds, true);
+        await this.history.record(tx, { projectId, actor: caller.actor, at: now, records: [{ taskId, action: 'updated', changes }] });
+      }
+      return this.reader.detail(projectId, taskId, tx);
+    });
+    return { task: task as TaskDetailDto };
+  }
+
+  /** Sends a live task and its live subtasks to the trash; nothing is destroyed. */
+  async trash(caller: Caller, taskId: string): Promise<void> {
+    const { projectId } = caller;
+    await this.prisma.$transaction(async (tx) => {
+      await lockLiveTask(tx, projectId, taskId);
+      const subtasks = await tx.task.findMany({ where: { projectId, parentId: taskId, deletedAt: null }, select: { id: true } });
+      const ids = [taskId, ...subtasks.map((subtask) => subtask.id)];
+      const now = new Date();
+      await tx.task.updateMany({ where: { id: { in: ids }, projectId }, data: { deletedAt: now, trashedWithId: taskId, updatedAt: now } });
+      await this.history.record(tx, {
+        projectId,
+        actor: caller.actor,
+        at: now,
+        records: ids.map((id) => ({ taskId: id, action: 'deleted' as const })),
+      });
+    });
+  }
+}
+
+/**
+ * Locks a live task of the project for the rest of the transaction and reads its
+ * editable fields in API form; 404 when there is none.
+ */
+export async function lockLiveTask(tx: PrismaTransaction, projectId: string, taskId: string): Promise<TaskFields> {
+  const rows = isUuid(taskId)
+    ? await tx.$queryRaw<TaskFields[]>`
+        SELECT t.title, t.description, t.status::text AS status, t.priority::text AS priority,
+               t.assignee_id::text AS "assigneeId", t.sprint_id::text AS "sprintId",
+               to_char(t.due_date, 'YYYY-MM-DD') AS "dueDate",
+               ARRAY(SELECT tl.label_id::text FROM task_labels tl WHERE tl.task_id = t.id ORDER BY 1) AS "labelIds"
+          FROM tasks t
+         WHERE t.id = ${taskId}::uuid AND t.project_id = ${projectId}::uuid AND t.deleted_at IS NULL
+           FOR UPDATE`
+    : [];
+  if (rows.length === 0) throw notFound('Task');
+  return rows[0];
+}
+
+/**
+ * The columns for a task's fields. `completedAt` follows the status: set on entering
+ * `done` (also at creation), cleared on leaving it, kept while it stays done.
+ */
+function columnsFor(fields: TaskFields, now: Date, previousStatus: TaskStatus | null = null) {
+  const status = fields.status as TaskStatus;
+  const columns = {
+    title: fields.title as string,
+    description: fields.description,
+    status,
+    priority: fields.priority as Prisma.TaskCreateInput['priority'],
+    assigneeId: fields.assigneeId,
+    sprintId: fields.sprintId,
+    dueDate: fields.dueDate === null ? null : calendarDateToDate(fields.dueDate),
+    updatedAt: now,
+  };
+  if (status === TaskStatus.done && previousStatus === TaskStatus.done) return columns;
+  return { ...columns, completedAt: status === TaskStatus.done ? now : null };
+}
+
+async function replaceLabels(tx: PrismaTransaction, projectId: string, taskId: string, labelIds: string[], clearFirst = false): Promise<void> {
+  if (clearFirst) await tx.taskLabel.deleteMany({ where: { taskId } });
+  if (labelIds.length) await tx.taskLabel.createMany({ data: labelIds.map((labelId) => ({ projectId, taskId, labelId })) });
+}
+
+function definedOnly<T extends object>(values: T): T {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as T;
+}

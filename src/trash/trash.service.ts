@@ -1,0 +1,98 @@
+import { Injectable } from '@nestjs/common';
+import { Prisma } from '../generated/prisma/client';
+import type { Caller } from '../auth/caller';
+import { conflict, notFound } from '../common/errors/problem';
+import { isUuid } from '../common/ids';
+import { CursorCodec } from '../common/pagination/cursor';
+import { PageQueryDto } from '../common/pagination/page.dto';
+import { toPage } from '../common/pagination/page';
+import { PrismaService, PrismaTransaction } from '../database/prisma.service';
+import { HistoryService } from '../history/history.service';
+import { TaskReader } from '../tasks/task-reader.service';
+import type { TaskDetailDto, TaskResponseDto } from '../tasks/task.dto';
+import type { TrashedTaskDto, TrashListDto } from './trash.dto';
+
+@Injectable()
+export class TrashService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly reader: TaskReader,
+    private readonly history: HistoryService,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  /** The project's trash, most recently deleted first, paginated like the task list. */
+  async list(caller: Caller, query: PageQueryDto): Promise<TrashListDto> {
+    const limit = query.limit ?? 50;
+    const after = query.cursor ? this.cursors.decode('trash', query.cursor) : null;
+    const { total, tasks } = await this.reader.page<TrashedTaskDto>({
+      where: [Prisma.sql`t.project_id = ${caller.projectId}::uuid`, Prisma.sql`t.deleted_at IS NOT NULL`],
+      order: 'deleted',
+      after,
+      take: limit + 1,
+    });
+    const page = toPage(tasks, limit, this.cursors, 'trash', (task) => ({ at: new Date(task.deletedAt), id: task.id }));
+    return { tasks: page.items, nextCursor: page.nextCursor, total };
+  }
+
+  /**
+   * Brings a task back with the subtasks that were trashed with it, their labels,
+   * assignee and dependencies as they were. A sprint closed meanwhile accepts no task:
+   * those tasks come back without a sprint (a sprint deleted meanwhile is already gone).
+   */
+  async restore(caller: Caller, taskId: string): Promise<TaskResponseDto> {
+    const { projectId } = caller;
+    const task = await this.prisma.$transaction(async (tx) => {
+      const trashed = await lockTrashedTask(tx, projectId, taskId);
+      if (trashed.parent_deleted) throw conflict('conflict', 'Its parent task is in the trash: restore the parent first');
+      const restored = await tx.task.findMany({
+        where: { projectId, deletedAt: { not: null }, OR: [{ id: taskId }, { trashedWithId: taskId, parentId: taskId }] },
+        select: { id: true, sprintId: true, sprint: { select: { status: true } } },
+      });
+      const now = new Date();
+      await tx.task.updateMany({
+        where: { id: { in: restored.map((row) => row.id) } },
+        data: { deletedAt: null, trashedWithId: null, updatedAt: now },
+      });
+      const leavingClosedSprint = restored.filter((row) => row.sprint?.status === 'closed');
+      if (leavingClosedSprint.length) {
+        await tx.task.updateMany({ where: { id: { in: leavingClosedSprint.map((row) => row.id) } }, data: { sprintId: null } });
+      }
+      await this.history.record(tx, {
+        projectId,
+        actor: caller.actor,
+        at: now,
+        records: restored.map((row) => ({
+          taskId: row.id,
+          action: 'restored' as const,
+          changes: row.sprint?.status === 'closed' ? [{ field: 'sprintId', from: row.sprintId, to: null }] : [],
+        })),
+      });
+      return this.reader.detail(projectId, taskId, tx);
+    });
+    return { task: task as TaskDetailDto };
+  }
+
+  /**
+   * Destroys a trashed task for good, with its subtasks, labels, dependencies and history
+   * (the database cascades them). A live task is not in the trash: 404.
+   */
+  async purge(caller: Caller, taskId: string): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      await lockTrashedTask(tx, caller.projectId, taskId);
+      await tx.task.delete({ where: { id: taskId } });
+    });
+  }
+}
+
+async function lockTrashedTask(tx: PrismaTransaction, projectId: string, taskId: string): Promise<{ parent_deleted: boolean }> {
+  const rows = isUuid(taskId)
+    ? await tx.$queryRaw<{ parent_deleted: boolean }[]>`
+        SELECT (parent.deleted_at IS NOT NULL) AS parent_deleted
+          FROM tasks t LEFT JOIN tasks parent ON parent.id = t.parent_id
+         WHERE t.id = ${taskId}::uuid AND t.project_id = ${projectId}::uuid AND t.deleted_at IS NOT NULL
+           FOR UPDATE OF t`
+    : [];
+  if (rows.length === 0) throw notFound('Task in the trash');
+  return rows[0];
+}
