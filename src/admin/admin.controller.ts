@@ -22,17 +22,20 @@ import { AdminService } from './admin.service';
 export class AdminController {
   constructor(private readonly admin: AdminService) {}
 
+  /** Creates a project. */
   @Post('projects')
   createProject(@Body() dto: CreateProjectDto): Promise<ProjectResponseDto> {
     return this.admin.createProject(dto);
   }
 
+  /** Adds a member to a project: tasks are assigned to its membershipId. */
   @Post('projects/:projectId/members')
   @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
   createMember(@Param('projectId') projectId: string, @Body() dto: CreateMemberDto): Promise<MemberResponseDto> {
     return this.admin.createMember(projectId, dto);
   }
 
+  /** Adds a label to a project; names are unique within it. */
   @Post('projects/:projectId/labels')
   @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
   @ApiConflictResponse({ description: 'The project has a label of that name', type: ProblemDto })

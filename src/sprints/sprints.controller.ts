@@ -27,6 +27,7 @@ export class SprintsController {
     return this.sprints.create(caller, dto);
   }
 
+  /** One sprint of the project. */
   @Get(':sprintId')
   @ApiNotFoundResponse({ description: 'No such sprint in this project', type: ProblemDto })
   get(@CurrentCaller() caller: Caller, @Param('sprintId') sprintId: string): Promise<SprintResponseDto> {

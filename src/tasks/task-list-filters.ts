@@ -8,8 +8,8 @@ import type { ListTasksQueryDto } from './task.dto';
  */
 export function taskListConditions(projectId: string, query: ListTasksQueryDto): Prisma.Sql[] {
   const conditions = [Prisma.sql`t.project_id = ${projectId}::uuid`, Prisma.sql`t.deleted_at IS NULL`];
-  if (query.status) conditions.push(oneOf('t.status', 'task_status', query.status));
-  if (query.priority) conditions.push(oneOf('t.priority', 'task_priority', query.priority));
+  if (query.status !== undefined) conditions.push(oneOf('t.status', 'task_status', query.status.split(',')));
+  if (query.priority !== undefined) conditions.push(oneOf('t.priority', 'task_priority', query.priority.split(',')));
   if (query.assigneeId !== undefined) conditions.push(optionalReference('t.assignee_id', query.assigneeId));
   if (query.sprintId !== undefined) conditions.push(optionalReference('t.sprint_id', query.sprintId));
   if (query.parentId !== undefined) conditions.push(reference('t.parent_id', query.parentId));

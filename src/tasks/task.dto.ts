@@ -3,10 +3,9 @@ import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString } from 'class-validat
 import { PageQueryDto } from '../common/pagination/page.dto';
 import {
   CodePointLength,
-  CommaSeparated,
   IsCalendarDate,
+  IsCommaSeparatedListOf,
   IsInstant,
-  IsListOf,
   IsNotBlank,
   OptionalButNotNull,
   ReadOnlyField,
@@ -82,19 +81,17 @@ export class UpdateTaskDto extends PartialType(OmitType(CreateTaskDto, ['parentI
 }
 
 export class ListTasksQueryDto extends PageQueryDto {
-  /** Comma-separated statuses to include. */
+  /** Comma-separated statuses to include: backlog, planning, todo, in_progress, in_review, done, cancelled. */
   @IsOptional()
-  @CommaSeparated()
-  @IsListOf(TASK_STATUSES)
-  @ApiProperty({ type: String, required: false, example: 'todo,in_progress' })
-  status?: TaskStatus[];
+  @IsCommaSeparatedListOf(TASK_STATUSES)
+  @ApiProperty({ required: false, example: 'todo,in_progress' })
+  status?: string;
 
-  /** Comma-separated priorities to include. */
+  /** Comma-separated priorities to include: urgent, high, medium, low, none. */
   @IsOptional()
-  @CommaSeparated()
-  @IsListOf(TASK_PRIORITIES)
-  @ApiProperty({ type: String, required: false, example: 'urgent,high' })
-  priority?: TaskPriority[];
+  @IsCommaSeparatedListOf(TASK_PRIORITIES)
+  @ApiProperty({ required: false, example: 'urgent,high' })
+  priority?: string;
 
   /** A membershipId, or `none` for tasks without assignee. */
   @IsOptional()

@@ -1,4 +1,3 @@
-import { Transform } from 'class-transformer';
 import { ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
 import { isCalendarDate, isInstant } from '../dates';
 
@@ -84,21 +83,13 @@ export function ReadOnlyField(): PropertyDecorator {
   });
 }
 
-/**
- * A comma-separated query value (`status=todo,done`) as an array; repeating the
- * parameter adds to the list.
- */
-export function CommaSeparated(): PropertyDecorator {
-  return Transform(({ value }) => (typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value.flatMap((item) => String(item).split(',')) : value));
-}
-
-/** Every element one of `allowed`, and at least one element. */
-export function IsListOf(allowed: readonly string[], options?: ValidationOptions): PropertyDecorator {
+/** A comma-separated list (`todo,done`) whose every element is one of `allowed`; empty elements are not. */
+export function IsCommaSeparatedListOf(allowed: readonly string[], options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
-      name: 'isListOf',
+      name: 'isCommaSeparatedListOf',
       validator: {
-        validate: (value) => Array.isArray(value) && value.length > 0 && value.every((item) => allowed.includes(item)),
+        validate: (value) => typeof value === 'string' && value.split(',').every((item) => allowed.includes(item)),
         defaultMessage: () => `must be a comma-separated list of: ${allowed.join(', ')}`,
       },
     },
