@@ -4,7 +4,6 @@ import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
-import { GracefulShutdown } from './common/http/graceful-shutdown';
 import { RequestShapeInterceptor } from './common/http/request-shape.interceptor';
 import { createValidationPipe } from './common/validation/validation.pipe';
 import type { AppConfig } from './config/app-config';
@@ -40,7 +39,6 @@ export class AppModule {
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         { provide: APP_INTERCEPTOR, useClass: RequestShapeInterceptor },
-        GracefulShutdown,
       ],
     };
   }

@@ -12,7 +12,8 @@ async function bootstrap(): Promise<void> {
     process.exit(1);
   }
   const app = await createApp(config);
-  // SIGTERM: stop accepting, finish the requests in flight, close the database.
+  // SIGTERM: Nest closes the HTTP server first (no new connections, the requests in
+  // flight finish), then runs the shutdown hooks (PrismaService closes the database).
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   await app.listen(config.port);
   new Logger('Main').log(`Listening on http://localhost:${config.port} (API docs at /docs)`);

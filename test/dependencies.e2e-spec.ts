@@ -118,8 +118,8 @@ describe('task dependencies', () => {
     await project.api.delete(`/api/v1/tasks/${a.id}/dependencies/${b.id}`).expect(204);
     const history = (await project.api.get(`/api/v1/tasks/${a.id}/history`).expect(200)).body.history;
     expect(history.slice(0, 2)).toEqual([
-      expect.objectContaining({ action: 'dependency_removed', actor: 'Test key (API)', changes: [{ field: 'blockedBy', from: b.id, to: null }] }),
-      expect.objectContaining({ action: 'dependency_added', changes: [{ field: 'blockedBy', from: null, to: b.id }] }),
+      expect.objectContaining({ action: 'dependency_removed', actor: 'Test key (API)', changes: [{ field: 'blockedById', from: b.id, to: null }] }),
+      expect.objectContaining({ action: 'dependency_added', changes: [{ field: 'blockedById', from: null, to: b.id }] }),
     ]);
   });
 

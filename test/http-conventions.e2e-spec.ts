@@ -136,3 +136,26 @@ describe('rate limit per key', () => {
     await other.api.get('/api/v1/members').expect(200);
   });
 });
+
+describe('rate limit shared through Redis (REDIS_URL)', () => {
+  it('counts a key across instances that share the Redis store', async () => {
+    const redisUrl = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+    const first = await startTestApp({ rateLimitPerMinute: 3, redisUrl });
+    const second = await startTestApp({ rateLimitPerMinute: 3, redisUrl });
+    try {
+      const project = await createProject(first);
+      for (const expected of ['2', '1']) {
+        expect((await project.api.get('/api/v1/members').expect(200)).headers['ratelimit-remaining']).toBe(expected);
+      }
+      // The second instance has its own database, but the same counter for this key.
+      const other = await second.http.get('/api/v1/members').set('Authorization', `Bearer ${project.key}`);
+      expect(other.headers['ratelimit-remaining']).toBe('0');
+      const limited = await project.api.get('/api/v1/members').expect(429);
+      expect(limited.body.code).toBe('rate_limited');
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+});

@@ -38,7 +38,7 @@ export class DependenciesService {
         projectId,
         actor: caller.actor,
         at: now,
-        records: [{ taskId, action: 'dependency_added', changes: [{ field: 'blockedBy', from: null, to: blockedById }] }],
+        records: [{ taskId, action: 'dependency_added', changes: [{ field: 'blockedById', from: null, to: blockedById }] }],
       });
       return this.reader.detail(projectId, taskId, tx);
     });
@@ -58,7 +58,7 @@ export class DependenciesService {
         projectId,
         actor: caller.actor,
         at: now,
-        records: [{ taskId, action: 'dependency_removed', changes: [{ field: 'blockedBy', from: blockedById, to: null }] }],
+        records: [{ taskId, action: 'dependency_removed', changes: [{ field: 'blockedById', from: blockedById, to: null }] }],
       });
     });
   }
