@@ -3,8 +3,6 @@ import type { Caller } from '../auth/caller';
 import { calendarDateToDate } from '../common/dates';
 import { notFound } from '../common/errors/problem';
 import { isUuid } from '../common/ids';
-import { CursorCodec } from '../common/pagination/cursor';
-import { toPage } from '../common/pagination/page';
 import { PrismaService, PrismaTransaction } from '../database/prisma.service';
 import type { Prisma } from '../generated/prisma/client';
 import { changesBetween, HistoryService } from '../history/history.service';
@@ -45,20 +43,10 @@ export class TasksService {
     private readonly prisma: PrismaService,
     private readonly reader: TaskReader,
     private readonly history: HistoryService,
-    private readonly cursors: CursorCodec,
   ) {}
 
-  async list(caller: Caller, query: ListTasksQueryDto): Promise<TaskListDto> {
-    const limit = query.limit ?? 50;
-    const after = query.cursor ? this.cursors.decode('tasks', query.cursor) : null;
-    const { total, tasks } = await this.reader.page({
-      where: taskListConditions(caller.projectId, query),
-      order: 'created',
-      after,
-      take: limit + 1,
-    });
-    const page = toPage(tasks, limit, this.cursors, 'tasks', (task) => ({ at: new Date(task.createdAt), id: task.id }));
-    return { tasks: page.items, nextCursor: page.nextCursor, total };
+  list(caller: Caller, query: ListTasksQueryDto): Promise<TaskListDto> {
+    return this.reader.list(taskListConditions(caller.projectId, query), 'created', query);
   }
 
   async get(caller: Caller, taskId: string): Promise<TaskResponseDto> {

@@ -3,9 +3,7 @@ import { Prisma } from '../generated/prisma/client';
 import type { Caller } from '../auth/caller';
 import { conflict, notFound } from '../common/errors/problem';
 import { isUuid } from '../common/ids';
-import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
-import { toPage } from '../common/pagination/page';
 import { PrismaService, PrismaTransaction } from '../database/prisma.service';
 import { HistoryService } from '../history/history.service';
 import { TaskReader } from '../tasks/task-reader.service';
@@ -18,21 +16,15 @@ export class TrashService {
     private readonly prisma: PrismaService,
     private readonly reader: TaskReader,
     private readonly history: HistoryService,
-    private readonly cursors: CursorCodec,
   ) {}
 
   /** The project's trash, most recently deleted first, paginated like the task list. */
-  async list(caller: Caller, query: PageQueryDto): Promise<TrashListDto> {
-    const limit = query.limit ?? 50;
-    const after = query.cursor ? this.cursors.decode('trash', query.cursor) : null;
-    const { total, tasks } = await this.reader.page<TrashedTaskDto>({
-      where: [Prisma.sql`t.project_id = ${caller.projectId}::uuid`, Prisma.sql`t.deleted_at IS NOT NULL`],
-      order: 'deleted',
-      after,
-      take: limit + 1,
-    });
-    const page = toPage(tasks, limit, this.cursors, 'trash', (task) => ({ at: new Date(task.deletedAt), id: task.id }));
-    return { tasks: page.items, nextCursor: page.nextCursor, total };
+  list(caller: Caller, query: PageQueryDto): Promise<TrashListDto> {
+    return this.reader.list<TrashedTaskDto>(
+      [Prisma.sql`t.project_id = ${caller.projectId}::uuid`, Prisma.sql`t.deleted_at IS NOT NULL`],
+      'deleted',
+      query,
+    );
   }
 
   /**
