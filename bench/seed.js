@@ -1,0 +1,154 @@
+'use strict';
+// Bulk seeding straight into the tables of prisma/schema.prisma (snake_case columns).
+//
+// Every value is a function of the row number, through hashint8extended(i, salt): the same
+// run size always gives the same data (ids excepted where PostgreSQL draws them), so two
+// runs measure the same thing. Ids are md5(...)::uuid, which lets a task name its parent,
+// blockers and labels by arithmetic instead of joins.
+//
+// One INSERT ... SELECT FROM generate_series per table and project: about 100k tasks per
+// few seconds on PostgreSQL, instead of one HTTP call per task.
+
+const { createHash, randomBytes } = require('node:crypto');
+
+const MEMBERS = 20;
+const LABELS = 30;
+const SPRINTS = 50;
+/** The sprint that is active today; the ones before it are closed, the ones after planned. */
+const ACTIVE_SPRINT = 40;
+const PERMISSIONS = ['tasks:create', 'tasks:edit', 'tasks:delete', 'sprints:manage'];
+
+const MEMBER_NAMES = [
+  'Ada Lovelace', 'Grace Hopper', 'Alan Turing', 'Barbara Liskov', 'Edsger Dijkstra', 'Donald Knuth', 'Margaret Hamilton',
+  'Ken Thompson', 'Dennis Ritchie', 'Frances Allen', 'John McCarthy', 'Radia Perlman', 'Tony Hoare', 'Leslie Lamport',
+  'Barbara Cooper', 'Niklaus Wirth', 'Adele Goldberg', 'Butler Lampson', 'Shafi Goldwasser', 'Jim Gray',
+];
+const LABEL_NAMES = [
+  'bug', 'feature', 'docs', 'chore', 'refactor', 'performance', 'security', 'ux', 'design', 'backend', 'frontend', 'api',
+  'database', 'infra', 'ci', 'testing', 'mobile', 'accessibility', 'i18n', 'analytics', 'billing', 'auth', 'search',
+  'notifications', 'onboarding', 'tech-debt', 'customer', 'regression', 'spike', 'good-first-issue',
+];
+// Titles are "<verb> <object> <n>". One object of twenty contains "login", so `q=login` matches
+// about 5 % of the tasks: the filtered list row searches for it.
+const VERBS = ['Fix', 'Add', 'Update', 'Remove', 'Refactor', 'Document', 'Investigate', 'Improve', 'Test', 'Migrate', 'Review', 'Design'];
+const OBJECTS = [
+  'login redirect', 'checkout flow', 'search index', 'billing export', 'user settings page', 'email templates',
+  'API rate limits', 'dashboard charts', 'CSV import', 'mobile navigation', 'audit log', 'password reset',
+  'notification centre', 'sprint board', 'file uploads', 'dark mode', 'onboarding wizard', 'webhooks',
+  'permissions model', 'report scheduler',
+];
+/** The word of the filtered list row (trigram search needs 3 characters or more). */
+const SEARCH_WORD = 'login';
+
+/** sha256 hex of the whole secret, prefix = its first 12 characters (src/auth/api-keys.ts). */
+function newApiKey() {
+  const secret = 'tsk_' + randomBytes(32).toString('base64url');
+  return { secret, prefix: secret.slice(0, 12), secretHash: createHash('sha256').update(secret).digest('hex') };
+}
+
+const sqlText = (value) => `'${String(value).replace(/'/g, "''")}'`;
+const sqlArray = (values) => `ARRAY[${values.map(sqlText).join(', ')}]`;
+
+/**
+ * The script that seeds one project: its members, labels, sprints, key, tasks (with
+ * subtasks, labels, dependencies and a `created` history entry each).
+ * `p` numbers the project (0 is the big one); `n` is its task count.
+ */
+function projectScript(p, n, key) {
+  const id = (kind, i) => `md5('bench:${p}:${kind}:' || (${i}))::uuid`;
+  const h = (salt) => `(abs(hashint8extended(g.i, ${p * 100 + salt})) % 1000000)::int`;
+  // Created over the past year, oldest first; every 200th task shares the timestamp of the
+  // one before it (equal created_at values happen, and the keyset must order them by id).
+  const k = `(g.i - (g.i % 200 = 0)::int)`;
+  const stepMs = Math.floor((365 * 86_400_000) / n);
+  const createdAt = `(date_trunc('day', now()) - interval '365 days' + (${k}::bigint * ${stepMs} + abs(hashint8extended(${k}, ${p * 100 + 99})) % ${Math.max(1, Math.floor(stepMs / 2))}) * interval '1 millisecond')`;
+  return `
+INSERT INTO projects (id, name, created_at)
+VALUES (${id('project', 0)}, ${sqlText(p === 0 ? 'Bench big project' : `Bench project ${p}`)}, now() - interval '400 days');
+
+INSERT INTO memberships (id, project_id, name, created_at)
+SELECT ${id('member', 'm')}, ${id('project', 0)}, (${sqlArray(MEMBER_NAMES)})[m], now() - interval '400 days' + m * interval '1 day'
+  FROM generate_series(1, ${MEMBERS}) m;
+
+INSERT INTO labels (id, project_id, name, color, created_at)
+SELECT ${id('label', 'l')}, ${id('project', 0)}, (${sqlArray(LABEL_NAMES)})[l], '#' || substr(md5('color' || l), 1, 6),
+       now() - interval '400 days' + l * interval '1 hour'
+  FROM generate_series(1, ${LABELS}) l;
+
+-- Two-week sprints: ${ACTIVE_SPRINT - 1} closed, sprint ${ACTIVE_SPRINT} active (it holds today), the rest planned.
+INSERT INTO sprints (id, project_id, name, goal, status, start_date, end_date, created_at, updated_at)
+SELECT ${id('sprint', 's')}, ${id('project', 0)}, 'Sprint ' || s, CASE WHEN s % 3 = 0 THEN 'Ship the ' || s || 'th increment' END,
+       (CASE WHEN s < ${ACTIVE_SPRINT} THEN 'closed' WHEN s = ${ACTIVE_SPRINT} THEN 'active' ELSE 'planned' END)::sprint_status,
+       current_date + (s - ${ACTIVE_SPRINT}) * 14 - 3, current_date + (s - ${ACTIVE_SPRINT}) * 14 + 10,
+       now() - interval '400 days' + s * interval '7 days', now() - interval '400 days' + s * interval '7 days'
+  FROM generate_series(1, ${SPRINTS}) s;
+
+INSERT INTO api_keys (project_id, name, prefix, secret_hash, permissions, created_at)
+VALUES (${id('project', 0)}, 'Bench key', ${sqlText(key.prefix)}, ${sqlText(key.secretHash)}, ${sqlArray(PERMISSIONS)}::text[], now() - interval '1 day');
+
+-- Tasks. Task i is a subtask when i % 10 = 5 (10 %); its parent is an earlier task with
+-- i % 10 = 4, never a subtask itself (subtasks have one level only).
+INSERT INTO tasks (id, project_id, title, description, status, priority, parent_id, assignee_id, sprint_id,
+                   due_date, completed_at, created_at, updated_at)
+SELECT ${id('task', 'g.i')}, ${id('project', 0)},
+       (${sqlArray(VERBS)})[1 + ${h(1)} % ${VERBS.length}] || ' ' || (${sqlArray(OBJECTS)})[1 + ${h(2)} % ${OBJECTS.length}] || ' ' || g.i,
+       CASE WHEN ${h(3)} % 2 = 0 THEN 'Steps to reproduce: open the page, do the thing, see the result. '
+            || 'Expected the documented behaviour; got something else. Notes from triage: ' || md5(g.i::text) END,
+       g.status::task_status,
+       (CASE WHEN ${h(4)} % 100 < 5 THEN 'urgent' WHEN ${h(4)} % 100 < 25 THEN 'high' WHEN ${h(4)} % 100 < 60 THEN 'medium'
+             WHEN ${h(4)} % 100 < 85 THEN 'low' ELSE 'none' END)::task_priority,
+       CASE WHEN g.i % 10 = 5 THEN ${id('task', `CASE WHEN g.i - 1 - 10 * (${h(5)} % 20) >= 1 THEN g.i - 1 - 10 * (${h(5)} % 20) ELSE g.i - 1 END`)} END,
+       CASE WHEN ${h(6)} % 100 < 85 THEN ${id('member', `1 + ${h(7)} % ${MEMBERS}`)} END,
+       CASE WHEN ${h(8)} % 100 < 60 THEN ${id('sprint', `1 + ${h(9)} % ${SPRINTS}`)} END,
+       CASE WHEN ${h(10)} % 100 < 70 THEN current_date - 180 + (${h(11)} % 365)::int END,
+       CASE WHEN g.status = 'done' THEN g.created_at + (1 + ${h(12)} % 2000) * interval '1 hour' END,
+       g.created_at,
+       g.created_at + (${h(13)} % 3000) * interval '1 hour' * (g.status <> 'backlog')::int
+  FROM (SELECT i, ${createdAt.replace(/g\.i/g, 'i')} AS created_at,
+               CASE WHEN abs(hashint8extended(i, ${p * 100})) % 100 < 20 THEN 'backlog'
+                    WHEN abs(hashint8extended(i, ${p * 100})) % 100 < 25 THEN 'planning'
+                    WHEN abs(hashint8extended(i, ${p * 100})) % 100 < 45 THEN 'todo'
+                    WHEN abs(hashint8extended(i, ${p * 100})) % 100 < 60 THEN 'in_progress'
+                    WHEN abs(hashint8extended(i, ${p * 100})) % 100 < 65 THEN 'in_review'
+                    WHEN abs(hashint8extended(i, ${p * 100})) % 100 < 95 THEN 'done'
+                    ELSE 'cancelled' END AS status
+          FROM generate_series(1, ${n}) i) g;
+
+-- 0 to 3 labels per task (a quarter each), distinct: (base + 7j) mod 30 for j < count.
+INSERT INTO task_labels (project_id, task_id, label_id)
+SELECT ${id('project', 0)}, ${id('task', 'g.i')}, ${id('label', `1 + (${h(14)} + 7 * j) % ${LABELS}`)}
+  FROM generate_series(1, ${n}) g(i)
+  JOIN LATERAL generate_series(0, ${h(15)} % 4 - 1) j ON true;
+
+-- 5 % of the tasks wait for 1 to 3 earlier tasks (so the graph has no cycle).
+INSERT INTO task_dependencies (project_id, task_id, blocked_by_id, created_at)
+SELECT ${id('project', 0)}, ${id('task', 'g.i')}, ${id('task', 'g.i - 1 - 7 * j')}, now() - interval '30 days' + j * interval '1 minute'
+  FROM generate_series(20, ${n}) g(i)
+  JOIN LATERAL generate_series(0, ${h(16)} % 3) j ON true
+ WHERE ${h(17)} % 20 = 0;
+
+-- Every task has at least its "created" entry.
+INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
+SELECT project_id, id, 'Bench key (API)', 'created', '[]', created_at FROM tasks WHERE project_id = ${id('project', 0)};
+`;
+}
+
+/**
+ * Seeds the big project (index 0) and the small ones through `session` (SqlSession of
+ * dist/database/database-engine.js), then VACUUM ANALYZE so that the planner has
+ * statistics and index-only scans see an all-visible map. Returns each project's id and key.
+ */
+async function seed(session, { bigTasks, smallProjects, smallTasks }) {
+  const projects = [];
+  for (let p = 0; p <= smallProjects; p++) {
+    const key = newApiKey();
+    await session.exec(`BEGIN;\n${projectScript(p, p === 0 ? bigTasks : smallTasks, key)}\nCOMMIT;`);
+    const [{ id }] = await session.query(`SELECT md5('bench:${p}:project:' || 0)::uuid::text AS id`);
+    projects.push({ index: p, id, key: key.secret, tasks: p === 0 ? bigTasks : smallTasks });
+  }
+  // Not in a transaction block: VACUUM refuses to run inside one.
+  await session.exec('VACUUM ANALYZE');
+  return projects;
+}
+
+module.exports = { seed, SEARCH_WORD, ACTIVE_SPRINT };
