@@ -196,6 +196,10 @@ async function catalog(session: SqlSession): Promise<string[]> {
     SELECT 'enum ' || t.typname || ' ' || string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder)
       FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid GROUP BY t.typname
     UNION ALL
+    SELECT 'trigger ' || pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal
+    UNION ALL
+    SELECT 'function ' || proname || ' ' || md5(prosrc) FROM pg_proc WHERE pronamespace = 'public'::regnamespace
+    UNION ALL
     SELECT 'extension ' || extname FROM pg_extension`);
   return rows.map((row) => row.item).sort();
 }

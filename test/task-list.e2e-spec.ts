@@ -1,4 +1,4 @@
-import { createProject, createTask, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
+import { asAdmin, createProject, createTask, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
 describe('GET /api/v1/tasks', () => {
@@ -38,6 +38,7 @@ describe('GET /api/v1/tasks', () => {
     it('answers {tasks, nextCursor, total}, newest first, items without description nor dependencies', async () => {
       const res = await project.api.get('/api/v1/tasks').expect(200);
       expect(Object.keys(res.body).sort()).toEqual(['nextCursor', 'tasks', 'total']);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(ids(res)).toEqual(created.map((task) => task.id).reverse());
       expect(res.body).toMatchObject({ nextCursor: null, total: 7 });
       for (const task of res.body.tasks) {
@@ -230,6 +231,102 @@ describe('GET /api/v1/tasks', () => {
     });
   });
 
+  describe('remembered pages and totals', () => {
+    // Pages and totals are remembered per project version (src/tasks/task-list-cache.ts): each
+    // list is read before every change, so a version the database failed to raise would show
+    // here as a stale answer.
+    it('stays exact when tasks change between two identical requests: create, edit, labels, trash, restore, purge, sprint deletion', async () => {
+      const project = await createProject(t);
+      const [bug] = project.labels;
+      const sprintId = (await project.api.post('/api/v1/sprints', { name: 'S' }).expect(201)).body.sprint.id;
+      const lists = {
+        all: '/api/v1/tasks',
+        todo: '/api/v1/tasks?status=todo',
+        bug: `/api/v1/tasks?labelId=${bug.id}`,
+        sprint: `/api/v1/tasks?sprintId=${sprintId}`,
+        search: '/api/v1/tasks?q=needle',
+        trash: '/api/v1/trash',
+      };
+      const totals = async () => {
+        const result: Record<string, number> = {};
+        for (const [name, url] of Object.entries(lists)) result[name] = (await project.api.get(url).expect(200)).body.total;
+        return result;
+      };
+      const expectTotals = async (want: Record<keyof typeof lists, number>) => {
+        expect(await totals()).toEqual(want);
+        expect(await totals()).toEqual(want); // the remembered answer, same again
+      };
+
+      await expectTotals({ all: 0, todo: 0, bug: 0, sprint: 0, search: 0, trash: 0 });
+      const parent = await createTask(project, { title: 'needle', status: 'todo', labelIds: [bug.id], sprintId });
+      await expectTotals({ all: 1, todo: 1, bug: 1, sprint: 1, search: 1, trash: 0 });
+      const child = await createTask(project, { title: 'hay', parentId: parent.id });
+      await expectTotals({ all: 2, todo: 1, bug: 1, sprint: 1, search: 1, trash: 0 });
+      await project.api.patch(`/api/v1/tasks/${child.id}`, { status: 'todo', title: 'a needle too' }).expect(200);
+      await expectTotals({ all: 2, todo: 2, bug: 1, sprint: 1, search: 2, trash: 0 });
+      await project.api.patch(`/api/v1/tasks/${child.id}`, { labelIds: [bug.id] }).expect(200);
+      await expectTotals({ all: 2, todo: 2, bug: 2, sprint: 1, search: 2, trash: 0 });
+      await project.api.patch(`/api/v1/tasks/${parent.id}`, { labelIds: [] }).expect(200);
+      await expectTotals({ all: 2, todo: 2, bug: 1, sprint: 1, search: 2, trash: 0 });
+      await project.api.delete(`/api/v1/tasks/${parent.id}`).expect(204);
+      await expectTotals({ all: 0, todo: 0, bug: 0, sprint: 0, search: 0, trash: 2 });
+      await project.api.post(`/api/v1/trash/${parent.id}/restore`).expect(200);
+      await expectTotals({ all: 2, todo: 2, bug: 1, sprint: 1, search: 2, trash: 0 });
+      await project.api.delete(`/api/v1/sprints/${sprintId}`).expect(204);
+      await expectTotals({ all: 2, todo: 2, bug: 1, sprint: 0, search: 2, trash: 0 });
+      await project.api.delete(`/api/v1/tasks/${parent.id}`).expect(204);
+      await project.api.delete(`/api/v1/trash/${parent.id}`).expect(204);
+      await expectTotals({ all: 0, todo: 0, bug: 0, sprint: 0, search: 0, trash: 0 });
+    });
+
+    it('shows at once what a remembered page shows of other rows: blocked, sprint name and status', async () => {
+      const project = await createProject(t);
+      const admin = asAdmin(t);
+      const sprintId = (await project.api.post('/api/v1/sprints', { name: 'Before' }).expect(201)).body.sprint.id;
+      const blocker = await createTask(project, { title: 'blocker' });
+      const task = await createTask(project, { title: 'task', sprintId });
+      const shown = async () => (await project.api.get('/api/v1/tasks').expect(200)).body.tasks.find((item: TaskJson) => item.id === task.id);
+
+      expect(await shown()).toMatchObject({ blocked: false, sprint: { name: 'Before', status: 'planned' } });
+      await project.api.post(`/api/v1/tasks/${task.id}/dependencies`, { blockedById: blocker.id }).expect(201);
+      expect((await shown()).blocked).toBe(true);
+      await project.api.delete(`/api/v1/tasks/${task.id}/dependencies/${blocker.id}`).expect(204);
+      expect((await shown()).blocked).toBe(false);
+      await project.api.patch(`/api/v1/sprints/${sprintId}`, { name: 'After' }).expect(200);
+      expect((await shown()).sprint).toEqual({ id: sprintId, name: 'After', status: 'planned' });
+      await admin.post(`/admin/v1/sprints/${sprintId}/activate`).expect(200);
+      expect((await shown()).sprint.status).toBe('active');
+    });
+
+    it("is not shared between projects: another project's changes leave this total alone", async () => {
+      const [one, other] = [await createProject(t), await createProject(t)];
+      await createTask(one);
+      expect((await one.api.get('/api/v1/tasks').expect(200)).body.total).toBe(1);
+      await createTask(other);
+      await createTask(other);
+      expect((await one.api.get('/api/v1/tasks').expect(200)).body.total).toBe(1);
+      expect((await other.api.get('/api/v1/tasks').expect(200)).body.total).toBe(2);
+    });
+
+    it('raises the project version inside the writing transaction: a rolled-back write leaves it as it was', async () => {
+      // The version must rise in the writing transaction itself, or a reader could pair a new
+      // page with an old total. Read the raw rows: the task and the version change as one.
+      const project = await createProject(t);
+      const version = async () =>
+        (await t.prisma.$queryRaw<{ version: bigint }[]>`SELECT version FROM task_list_versions WHERE project_id = ${project.id}::uuid`)[0]?.version ?? 0n;
+      const before = await version();
+      await expect(
+        t.prisma.$transaction(async (tx) => {
+          await tx.$executeRaw`INSERT INTO tasks (project_id, title) VALUES (${project.id}::uuid, 'rolled back')`;
+          throw new Error('roll back');
+        }),
+      ).rejects.toThrow('roll back');
+      expect(await version()).toBe(before);
+      await createTask(project);
+      expect(await version()).toBeGreaterThan(before);
+    });
+  });
+
   describe('cost', () => {
     it('runs the same number of SQL statements for a page of 1 and a page of 100', async () => {
       const project = await createProject(t);
@@ -253,15 +350,21 @@ describe('GET /api/v1/tasks', () => {
         const res = await project.api.get(url).expect(200);
         return { statements, items: res.body.tasks.length };
       };
-      await count('/api/v1/tasks?limit=1'); // the key's lastUsedAt is written on first use only
+      await count('/api/v1/tasks?limit=2'); // the key's lastUsedAt is written on first use only
+      // A page asked for the first time: the key lookup and the page itself.
       const one = await count('/api/v1/tasks?limit=1');
       const hundred = await count('/api/v1/tasks?limit=100');
       expect([one.items, hundred.items]).toEqual([1, 100]);
       expect(hundred.statements).toBe(one.statements);
-      // The key lookup and the page itself.
       expect(one.statements).toBe(2);
       const filtered = await count(`/api/v1/tasks?limit=100&status=backlog&labelId=${feature}&q=task`);
       expect(filtered.statements).toBe(2);
+      // Asked again, nothing changed: the key lookup and the version of the project's tasks.
+      expect((await count('/api/v1/tasks?limit=100')).statements).toBe(2);
+      // Asked again after a change: the key, the version, the page.
+      await createTask(project);
+      expect((await count('/api/v1/tasks?limit=1')).statements).toBe(3);
+      expect((await count('/api/v1/tasks?limit=100')).statements).toBe(3);
     });
   });
 

@@ -3,11 +3,12 @@ import { isUuid } from '../common/ids';
 import type { ListTasksQueryDto } from './task.dto';
 
 /**
- * The list filters of GET /api/v1/tasks as SQL conditions on the task row `t`, ANDed
- * with the project's live tasks. One place: every filter of the contract feeds it.
+ * The list filters of GET /api/v1/tasks as SQL conditions on the task row `t`: live tasks
+ * only, plus every filter given (TaskReader adds the project). One place: every filter of
+ * the contract feeds it.
  */
-export function taskListConditions(projectId: string, query: ListTasksQueryDto): Prisma.Sql[] {
-  const conditions = [Prisma.sql`t.project_id = ${projectId}::uuid`, Prisma.sql`t.deleted_at IS NULL`];
+export function taskListConditions(query: ListTasksQueryDto): Prisma.Sql[] {
+  const conditions = [Prisma.sql`t.deleted_at IS NULL`];
   if (query.status !== undefined) conditions.push(oneOf('t.status', 'task_status', query.status.split(',')));
   if (query.priority !== undefined) conditions.push(oneOf('t.priority', 'task_priority', query.priority.split(',')));
   if (query.assigneeId !== undefined) conditions.push(optionalReference('t.assignee_id', query.assigneeId));

@@ -2,9 +2,10 @@ import { Prisma } from '../generated/prisma/client';
 
 /**
  * The JSON shape of a task, built by PostgreSQL inside the query that reads it: the
- * one definition used by the list, the detail view and the trash. It expects the task
- * row as `t` and the joins of TASK_VIEW_JOINS. Doing it in SQL keeps a page to one
- * statement, whatever its size, with no per-row work in JavaScript.
+ * one definition used by the list, the detail view and the trash. It expects the tasks
+ * to show as a CTE named `shown`, read as `FROM shown t`, followed by TASK_VIEW_JOINS.
+ * Doing it in SQL keeps a page to one statement, whatever its size, with no per-row work
+ * in JavaScript.
  */
 export function taskJson(view: { detail?: boolean; trash?: boolean } = {}): Prisma.Sql {
   return Prisma.raw(`json_build_object(
@@ -28,15 +29,18 @@ export function taskJson(view: { detail?: boolean; trash?: boolean } = {}): Pris
   )`);
 }
 
-/** The rows a task's JSON reads besides the task itself. */
+/**
+ * The rows a task's JSON reads besides the task itself. Labels are aggregated once for
+ * all the tasks shown (one pass over their task_labels), not in a subquery per task.
+ */
 export const TASK_VIEW_JOINS = Prisma.raw(`
   LEFT JOIN memberships a ON a.id = t.assignee_id
   LEFT JOIN sprints s ON s.id = t.sprint_id
-  LEFT JOIN LATERAL (
-    SELECT json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY l.name, l.id) AS labels
-      FROM task_labels tl JOIN labels l ON l.id = tl.label_id
-     WHERE tl.task_id = t.id
-  ) task_labels ON true`);
+  LEFT JOIN (
+    SELECT tl.task_id, json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY l.name, l.id) AS labels
+      FROM shown JOIN task_labels tl ON tl.task_id = shown.id JOIN labels l ON l.id = tl.label_id
+     GROUP BY tl.task_id
+  ) task_labels ON task_labels.task_id = t.id`);
 
 /** Both directions of the dependency graph, live tasks only, oldest link first. */
 const DEPENDENCIES = `json_build_object(
@@ -50,6 +54,6 @@ const DEPENDENCIES = `json_build_object(
          WHERE d.blocked_by_id = t.id AND other.deleted_at IS NULL), '[]'::json))`;
 
 /** UTC with milliseconds and Z, as the contract writes timestamps. */
-function isoTimestamp(column: string): string {
+export function isoTimestamp(column: string): string {
   return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }

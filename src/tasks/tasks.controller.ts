@@ -1,9 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
+import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import { CreateTaskDto, ListTasksQueryDto, TaskListDto, TaskResponseDto, UpdateTaskDto } from './task.dto';
 import { TasksService } from './tasks.service';
@@ -16,8 +17,10 @@ export class TasksController {
 
   /** The project's live tasks, newest first, filtered and paginated by cursor. */
   @Get()
+  @Header('Content-Type', JSON_CONTENT_TYPE)
+  @ApiOkResponse({ type: TaskListDto })
   @ApiBadRequestResponse({ description: 'An invalid filter, limit or cursor, or an unknown query parameter', type: ProblemDto })
-  list(@CurrentCaller() caller: Caller, @Query() query: ListTasksQueryDto): Promise<TaskListDto> {
+  list(@CurrentCaller() caller: Caller, @Query() query: ListTasksQueryDto): Promise<JsonText<TaskListDto>> {
     return this.tasks.list(caller, query);
   }
 

@@ -3,13 +3,14 @@ import { HistoryModule } from '../history/history.module';
 import { DependenciesController } from './dependencies.controller';
 import { DependenciesService } from './dependencies.service';
 import { TaskReader } from './task-reader.service';
+import { TaskListCache } from './task-list-cache';
 import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
 
 @Module({
   imports: [HistoryModule],
   controllers: [TasksController, DependenciesController],
-  providers: [TasksService, DependenciesService, TaskReader],
+  providers: [TasksService, DependenciesService, TaskReader, TaskListCache],
   exports: [TaskReader],
 })
 export class TasksModule {}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
 import { calendarDateToDate } from '../common/dates';
 import { notFound } from '../common/errors/problem';
+import type { JsonText } from '../common/http/json-text';
 import { isUuid } from '../common/ids';
 import { PrismaService, PrismaTransaction } from '../database/prisma.service';
 import type { Prisma } from '../generated/prisma/client';
@@ -45,8 +46,8 @@ export class TasksService {
     private readonly history: HistoryService,
   ) {}
 
-  list(caller: Caller, query: ListTasksQueryDto): Promise<TaskListDto> {
-    return this.reader.list(taskListConditions(caller.projectId, query), 'created', query);
+  list(caller: Caller, query: ListTasksQueryDto): Promise<JsonText<TaskListDto>> {
+    return this.reader.list(caller.projectId, taskListConditions(query), 'created', query);
   }
 
   async get(caller: Caller, taskId: string): Promise<TaskResponseDto> {

@@ -1,8 +1,9 @@
-import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
+import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { TaskResponseDto } from '../tasks/task.dto';
 import { TrashListDto } from './trash.dto';
@@ -16,7 +17,9 @@ export class TrashController {
 
   /** Tasks in the trash, most recently deleted first. */
   @Get()
-  list(@CurrentCaller() caller: Caller, @Query() query: PageQueryDto): Promise<TrashListDto> {
+  @Header('Content-Type', JSON_CONTENT_TYPE)
+  @ApiOkResponse({ type: TrashListDto })
+  list(@CurrentCaller() caller: Caller, @Query() query: PageQueryDto): Promise<JsonText<TrashListDto>> {
     return this.trash.list(caller, query);
   }
 

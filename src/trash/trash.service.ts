@@ -2,13 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client';
 import type { Caller } from '../auth/caller';
 import { conflict, notFound } from '../common/errors/problem';
+import type { JsonText } from '../common/http/json-text';
 import { isUuid } from '../common/ids';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { PrismaService, PrismaTransaction } from '../database/prisma.service';
 import { HistoryService } from '../history/history.service';
 import { TaskReader } from '../tasks/task-reader.service';
 import type { TaskDetailDto, TaskResponseDto } from '../tasks/task.dto';
-import type { TrashedTaskDto, TrashListDto } from './trash.dto';
+import type { TrashListDto } from './trash.dto';
 
 @Injectable()
 export class TrashService {
@@ -19,12 +20,8 @@ export class TrashService {
   ) {}
 
   /** The project's trash, most recently deleted first, paginated like the task list. */
-  list(caller: Caller, query: PageQueryDto): Promise<TrashListDto> {
-    return this.reader.list<TrashedTaskDto>(
-      [Prisma.sql`t.project_id = ${caller.projectId}::uuid`, Prisma.sql`t.deleted_at IS NOT NULL`],
-      'deleted',
-      query,
-    );
+  list(caller: Caller, query: PageQueryDto): Promise<JsonText<TrashListDto>> {
+    return this.reader.list(caller.projectId, [Prisma.sql`t.deleted_at IS NOT NULL`], 'deleted', query);
   }
 
   /**
