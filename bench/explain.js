@@ -15,14 +15,17 @@ const DIST = path.resolve(__dirname, '../dist');
 
 const distModule = (file) => require(path.join(DIST, file));
 
-/** Runs `call` with a stand-in for Prisma and returns the one raw statement it sent. */
-async function captureServiceSql(call) {
+/**
+ * Runs `call` with a stand-in for Prisma and returns the one raw statement it sent. The
+ * stand-in answers `answer` (a list page by default: what TaskReader.list reads back).
+ */
+async function captureServiceSql(call, answer = { tasks: '[]', total: 0, version: '0', next_at: null, next_id: null }) {
   const { Prisma } = distModule('generated/prisma/client');
   let captured = null;
   const recorder = {
     $queryRaw(strings, ...values) {
       captured = Prisma.sql(strings, ...values);
-      return Promise.resolve([{ total: 0, tasks: [] }]);
+      return Promise.resolve([answer]);
     },
   };
   await call(recorder);
@@ -41,25 +44,35 @@ async function listQueryDto(raw) {
   return createValidationPipe().transform(raw, { type: 'query', metatype: ListTasksQueryDto, data: '' });
 }
 
-/** The service's list statement for a raw query string. */
-async function serviceListSql(projectId, raw, codec) {
+/**
+ * The service's list statements for a raw query string, in the three states of its
+ * TaskListCache (src/tasks/task-list-cache.ts):
+ * - `counted`: the page after a change, or the first request: page, joins and count;
+ * - `remembered`: another page of a list whose total is known at the current version
+ *   (walking pages): page and joins, the count skipped;
+ * - `repeated`: a page answered before, nothing changed since: only the version is read.
+ */
+async function serviceListSql(session, projectId, raw, codec) {
   const { taskListConditions } = distModule('tasks/task-list-filters.js');
   const { TaskReader } = distModule('tasks/task-reader.service.js');
+  const { TaskListCache } = distModule('tasks/task-list-cache.js');
   const query = await listQueryDto(raw);
-  const where = taskListConditions(projectId, query);
-  return captureServiceSql(async (prisma) => {
-    const reader = new TaskReader(prisma, codec);
-    // TaskReader.list(where, order, query) pages by itself; an older TaskReader had only page().
-    if (typeof reader.list === 'function') return reader.list(where, 'created', query);
-    const limit = query.limit ?? 50;
-    const after = query.cursor ? codec.decode('tasks', query.cursor) : null;
-    return reader.page({ where, order: 'created', after, take: limit + 1 });
-  });
+  const [row] = await session.query('SELECT version::text AS version FROM task_list_versions WHERE project_id = $1', [projectId]);
+  const answer = { tasks: '[]', total: 0, version: row ? row.version : '0', next_at: null, next_id: null };
+  const read = (cache, pageQuery) => (prisma) => new TaskReader(prisma, codec, cache).list(projectId, taskListConditions(pageQuery), 'created', pageQuery);
+
+  const counted = await captureServiceSql(read(new TaskListCache(), query), answer);
+  const cache = new TaskListCache();
+  await captureServiceSql(read(cache, { ...query, limit: (query.limit ?? 50) + 1 }), answer); // the same list, another page
+  const remembered = await captureServiceSql(read(cache, query), answer);
+  const repeated = await captureServiceSql(read(cache, query), answer);
+  return { counted, remembered, repeated };
 }
 
 async function serviceDetailSql(projectId, taskId, codec) {
   const { TaskReader } = distModule('tasks/task-reader.service.js');
-  return captureServiceSql((prisma) => new TaskReader(prisma, codec).detail(projectId, taskId));
+  const { TaskListCache } = distModule('tasks/task-list-cache.js');
+  return captureServiceSql((prisma) => new TaskReader(prisma, codec, new TaskListCache()).detail(projectId, taskId), { task: null });
 }
 
 async function timeStatement(session, statement, runs) {
@@ -100,16 +113,22 @@ async function explainLists(session, { big, fixtures, codec, runs }) {
     }
   };
   for (const row of rows) {
-    const entry = { name: row.name, service: null, floor: null };
+    const entry = { name: row.name, serviceRepeated: null, service: null, serviceCounted: null, floor: null };
     const floor = listRequest(new URLSearchParams(row.raw), big.id, (cursor) => {
       const position = codec.decode('tasks', cursor);
       return { at: position.at.toISOString(), id: position.id };
     });
-    const serviceStatement = await service(() => serviceListSql(big.id, { ...row.raw }, codec));
-    for (const [who, statement] of [['service', serviceStatement], ['floor', floor]]) {
+    const serviceStatements = await service(() => serviceListSql(session, big.id, { ...row.raw }, codec));
+    const statements = [
+      ['serviceRepeated', 'service statement, page remembered (nothing changed since)', serviceStatements?.repeated],
+      ['service', 'service statement, total remembered (another page of the same list)', serviceStatements?.remembered],
+      ['serviceCounted', 'service statement, total counted (first request after a change)', serviceStatements?.counted],
+      ['floor', 'floor statement', floor],
+    ];
+    for (const [who, title, statement] of statements) {
       if (!statement) continue;
       entry[who] = await timeStatement(session, statement, runs);
-      await explain(`${row.name}: ${who} statement`, statement);
+      await explain(`${row.name}: ${title}`, statement);
     }
     summary.push(entry);
   }

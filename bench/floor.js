@@ -11,9 +11,12 @@
 // 100k-task project from the small ones and chose a worse plan for the filtered list.
 //
 // It answers GET /api/v1/tasks with limit, cursor, status, assigneeId and q — the
-// parameters the benchmark's list rows use — with the service's exact bytes: the same
+// parameters the benchmark's list rows use — with the service's JSON: the same values,
 // keys in the same order, and cursors signed with the key of service_settings as
-// src/common/pagination/cursor.ts signs them. run.js checks that both answer the same.
+// src/common/pagination/cursor.ts signs them. run.js checks that both answer the same
+// JSON (not the same bytes: the service sends PostgreSQL's JSON text, spaces included).
+// Like any plain handler it reads the page and counts the total on every request (the
+// service remembers pages and totals per project version, src/tasks/task-list-cache.ts).
 //
 // Run as its own process (like the service), so that it never shares an event loop with
 // the load generator: node bench/floor.js, with PORT and DATABASE_URL or DATA_DIR.

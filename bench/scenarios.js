@@ -79,6 +79,20 @@ function scenarios({ bigKey, writerKey, fixtures }) {
         },
       ],
     },
+    // The list when the service cannot reuse anything: each iteration changes a task of the
+    // project, then reads the default page, which must then be read and counted again.
+    patchList: {
+      name: 'patch + list (the page read again after each change)',
+      headers: big,
+      steps: [
+        () => {
+          const n = patchCount++;
+          const id = fixtures.patchable[n % fixtures.patchable.length];
+          return { method: 'PATCH', path: `/api/v1/tasks/${id}`, body: { title: `Bench patch ${n}` } };
+        },
+        () => ({ method: 'GET', path: '/api/v1/tasks' }),
+      ],
+    },
     deleteRestore: {
       name: 'delete + restore',
       headers: big,
