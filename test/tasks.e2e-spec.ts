@@ -288,6 +288,9 @@ describe('tasks', () => {
     it('replaces the whole set of labels with labelIds', async () => {
       const [bug, feature, docs] = project.labels;
       const task = await createTask(project, { labelIds: [bug.id, feature.id] });
+      const overlapping = await project.api.patch(`/api/v1/tasks/${task.id}`, { labelIds: [feature.id, docs.id] }).expect(200);
+      expect(overlapping.body.task.labels).toHaveLength(2);
+      expect(overlapping.body.task.labels).toEqual(expect.arrayContaining([feature, docs]));
       const res = await project.api.patch(`/api/v1/tasks/${task.id}`, { labelIds: [docs.id, docs.id] }).expect(200);
       expect(res.body.task.labels).toEqual([docs]);
       const cleared = await project.api.patch(`/api/v1/tasks/${task.id}`, { labelIds: [] }).expect(200);

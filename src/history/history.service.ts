@@ -7,7 +7,6 @@ import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { toPage } from '../common/pagination/page';
 import { PrismaService, PrismaTransaction } from '../database/prisma.service';
-import type { Prisma } from '../generated/prisma/client';
 import type { HistoryPageDto } from './history-entry.dto';
 
 export type HistoryAction = 'created' | 'updated' | 'deleted' | 'restored' | 'dependency_added' | 'dependency_removed';
@@ -41,16 +40,13 @@ export class HistoryService {
 
   async record(tx: PrismaTransaction, entry: { projectId: string; actor: string; at: Date; records: HistoryRecord[] }): Promise<void> {
     if (entry.records.length === 0) return;
-    await tx.historyEntry.createMany({
-      data: entry.records.map((record) => ({
-        projectId: entry.projectId,
-        taskId: record.taskId,
-        actor: entry.actor,
-        action: record.action,
-        changes: (record.changes ?? []) as unknown as Prisma.InputJsonValue,
-        createdAt: entry.at,
-      })),
-    });
+    // One statement for all the records; raw SQL because a Prisma createMany first goes
+    // through Prisma's query compiler, which costs more CPU than the insert (bench/README.md).
+    const rows = entry.records.map((record) => ({ task_id: record.taskId, action: record.action, changes: record.changes ?? [] }));
+    await tx.$executeRaw`
+      INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
+      SELECT ${entry.projectId}::uuid, r.task_id, ${entry.actor}, r.action, r.changes, ${entry.at.toISOString()}::timestamptz
+        FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(task_id uuid, action text, changes json)`;
   }
 
   /** A live task's history, newest first, paginated like the task list. */
