@@ -26,7 +26,7 @@ export class ApiKeyService {
     const secretHash = bearerKeyHash(request);
     if (!secretHash) throw unauthenticated('The Authorization header must be Bearer <key>');
     // Raw SQL on purpose: this runs before every request, and a model query would first go
-    // through Prisma's query compiler, a visible share of a list request's CPU (bench/README.md).
+    // through Prisma's query compiler, a visible share of a list request's CPU (README.md, Performance).
     const [key] = await this.prisma.$queryRaw<{ id: string; projectId: string; name: string; permissions: string[]; revoked: boolean }[]>`
       SELECT id, project_id AS "projectId", name, permissions, revoked_at IS NOT NULL AS revoked
         FROM api_keys WHERE secret_hash = ${secretHash}`;

@@ -41,7 +41,7 @@ export class HistoryService {
   async record(tx: PrismaTransaction, entry: { projectId: string; actor: string; at: Date; records: HistoryRecord[] }): Promise<void> {
     if (entry.records.length === 0) return;
     // One statement for all the records; raw SQL because a Prisma createMany first goes
-    // through Prisma's query compiler, which costs more CPU than the insert (bench/README.md).
+    // through Prisma's query compiler, which costs more CPU than the insert (README.md, Performance).
     const rows = entry.records.map((record) => ({ task_id: record.taskId, action: record.action, changes: record.changes ?? [] }));
     await tx.$executeRaw`
       INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)

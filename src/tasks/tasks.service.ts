@@ -166,7 +166,7 @@ export async function lockLiveTask(tx: PrismaTransaction, projectId: string, tas
 }
 
 // Task writes are raw SQL on purpose: a Prisma model query first goes through Prisma's
-// query compiler, which costs more CPU than the write itself (bench/README.md).
+// query compiler, which costs more CPU than the write itself (README.md, Performance).
 
 /** The columns a create or an update writes, in the order of `taskValues`. */
 const TASK_COLUMNS = Prisma.raw('title, description, status, priority, assignee_id, sprint_id, due_date, completed_at, updated_at');
