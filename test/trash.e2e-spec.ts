@@ -48,6 +48,8 @@ describe('trash', () => {
       for (let i = 0; i < 3; i++) await createTask(own);
       const taskCursor = (await own.api.get('/api/v1/tasks?limit=1')).body.nextCursor;
       expect((await own.api.get(`/api/v1/trash?cursor=${encodeURIComponent(taskCursor)}`).expect(400)).body.code).toBe('invalid_cursor');
+      // The trash page of this cursor is remembered; on the task list the cursor is still refused.
+      expect((await own.api.get(`/api/v1/tasks?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`).expect(400)).body.code).toBe('invalid_cursor');
       expect((await own.api.get('/api/v1/trash?status=done').expect(400)).body.code).toBe('unknown_field');
     });
   });
