@@ -1,5 +1,5 @@
 import { asAdmin, createProject, createTask, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { createTestDatabase, engine, startTestApp, TestApp } from './support/test-app';
 
 describe('GET /api/v1/tasks', () => {
   let t: TestApp;
@@ -64,7 +64,7 @@ describe('GET /api/v1/tasks', () => {
       const res = await project.api.get('/api/v1/tasks').expect(200);
       expect(res.body.tasks).toHaveLength(50);
       expect(res.body.nextCursor).toEqual(expect.any(String));
-      for (const limit of ['0', '101', '-1', '2.5', 'ten', '']) {
+      for (const limit of ['0', '101', '-1', '2.5', 'ten', '', '1e1', '0x10', '10.0', '%205', '+5']) {
         const bad = await project.api.get(`/api/v1/tasks?limit=${limit}`);
         expect([bad.status, bad.body.code, bad.body.errors?.[0]?.field]).toEqual([400, 'validation_failed', 'limit']);
       }
@@ -81,6 +81,12 @@ describe('GET /api/v1/tasks', () => {
         const res = await project.api.get(`/api/v1/tasks?cursor=${encodeURIComponent(bad)}`);
         expect([res.status, res.body.code]).toEqual([400, 'invalid_cursor']);
       }
+    });
+
+    it('answers 400 invalid_cursor to an empty cursor, also when the first page was answered before', async () => {
+      await project.api.get('/api/v1/tasks?limit=2').expect(200);
+      const res = await project.api.get('/api/v1/tasks?limit=2&cursor=');
+      expect([res.status, res.body.code]).toEqual([400, 'invalid_cursor']);
     });
 
     it('refuses a cursor of another list (history) as invalid_cursor', async () => {
@@ -403,6 +409,39 @@ describe('GET /api/v1/tasks', () => {
       expect(visitedOriginals.sort()).toEqual([...originalIds].sort());
       expect(new Set(seen).size).toBe(seen.length);
       expect(pages).toBeGreaterThanOrEqual(43);
+    });
+  });
+
+  // adapter-pg sends instants without an offset: a server in another time zone would shift
+  // cursors and updatedSince unless every session runs in UTC.
+  (engine === 'postgresql' ? describe : describe.skip)('on a PostgreSQL server whose time zone is not UTC', () => {
+    let far: TestApp;
+    beforeAll(async () => {
+      const database = await createTestDatabase();
+      await database.alter(`ALTER DATABASE $database SET timezone TO 'Pacific/Chatham'`);
+      far = await startTestApp({}, database);
+    });
+    afterAll(() => far?.close());
+
+    it('walks the cursor over every task and filters updatedSince in UTC', async () => {
+      const project = await createProject(far);
+      const before = new Date(Date.now() - 60_000).toISOString();
+      const created = [];
+      for (let i = 0; i < 3; i++) created.push(await createTask(project, { title: `Far ${i}` }));
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const url: string = `/api/v1/tasks?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+        const res = await project.api.get(url).expect(200);
+        seen.push(...ids(res));
+        cursor = res.body.nextCursor;
+      } while (cursor);
+      expect(seen).toEqual(created.map((task) => task.id).reverse());
+      const since = await project.api.get(`/api/v1/tasks?updatedSince=${before}`).expect(200);
+      expect(since.body.total).toBe(3);
+      await project.api.patch(`/api/v1/tasks/${created[0].id}`, { title: 'Renamed far away' }).expect(200);
+      const history = await project.api.get(`/api/v1/tasks/${created[0].id}/history?limit=1`).expect(200);
+      expect(Math.abs(Date.parse(history.body.history[0].createdAt) - Date.now())).toBeLessThan(60_000);
     });
   });
 });

@@ -153,6 +153,27 @@ describe('tasks', () => {
       expect((await createTask(project, { dueDate: '2028-02-29' })).dueDate).toBe('2028-02-29');
     });
 
+    it('accepts calendar dates of the first century AD, and refuses year 0, which no calendar has', async () => {
+      const task = await createTask(project, { dueDate: '0050-06-01' });
+      expect(task.dueDate).toBe('0050-06-01');
+      expect((await project.api.get(`/api/v1/tasks/${task.id}`).expect(200)).body.task.dueDate).toBe('0050-06-01');
+      const listed = await project.api.get('/api/v1/tasks?dueBefore=0050-06-01').expect(200);
+      expect(listed.body.tasks.map((item: { id: string }) => item.id)).toEqual([task.id]);
+      const res = await project.api.post('/api/v1/tasks', { title: 'T', dueDate: '0000-01-01' });
+      expect([res.status, res.body.code, res.body.errors?.[0]?.field]).toEqual([400, 'validation_failed', 'dueDate']);
+    });
+
+    it('refuses text with a NUL character (PostgreSQL cannot store it) as 400, and creates nothing', async () => {
+      const before = await t.prisma.task.count();
+      for (const body of [{ title: 'a\u0000b' }, { title: 'T', description: '\u0000' }]) {
+        const res = await project.api.post('/api/v1/tasks', body);
+        expect([res.status, res.body.code, res.body.errors?.[0]?.message]).toEqual([400, 'validation_failed', 'must not contain the NUL character (U+0000)']);
+      }
+      expect(await t.prisma.task.count()).toBe(before);
+      const search = await project.api.get('/api/v1/tasks?q=%00');
+      expect([search.status, search.body.code, search.body.errors?.[0]?.field]).toEqual([400, 'validation_failed', 'q']);
+    });
+
     it('answers 404 when assigneeId, labelIds, sprintId or parentId belongs to another project, and creates nothing', async () => {
       const theirTask = await createTask(other);
       const theirSprint = (await other.api.post('/api/v1/sprints', { name: 'Theirs' })).body.sprint;
@@ -198,6 +219,28 @@ describe('tasks', () => {
     it('checks validation before existence: a bad value with an unknown id is 400', async () => {
       const res = await project.api.post('/api/v1/tasks', { title: '', assigneeId: NO_SUCH_ID }).expect(400);
       expect(res.body.code).toBe('validation_failed');
+    });
+
+    it('answers nesting_too_deep (400) before an unknown assignee, sprint or label (404)', async () => {
+      const root = await createTask(project);
+      const child = await createTask(project, { parentId: root.id });
+      for (const unknown of [{ assigneeId: NO_SUCH_ID }, { sprintId: NO_SUCH_ID }, { labelIds: [NO_SUCH_ID] }]) {
+        const res = await project.api.post('/api/v1/tasks', { title: 'T', parentId: child.id, ...unknown });
+        expect([res.status, res.body.code]).toEqual([400, 'nesting_too_deep']);
+      }
+    });
+
+    it('knows ids only as issued, in lower case: the upper-case spelling names nothing (404)', async () => {
+      const parent = await createTask(project);
+      for (const body of [
+        { assigneeId: project.members[0].membershipId.toUpperCase() },
+        { labelIds: [project.labels[0].id.toUpperCase()] },
+        { parentId: parent.id.toUpperCase() },
+      ]) {
+        const res = await project.api.post('/api/v1/tasks', { title: 'T', ...body });
+        expect([res.status, res.body.code]).toEqual([404, 'not_found']);
+      }
+      await project.api.get(`/api/v1/tasks/${parent.id.toUpperCase()}`).expect(404);
     });
   });
 

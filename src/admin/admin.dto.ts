@@ -1,11 +1,11 @@
 import { ArrayUnique, IsArray, IsIn, IsString, Matches } from 'class-validator';
 import { ALL_PERMISSIONS, Permission } from '../auth/permissions';
-import { CodePointLength, IsNotBlank } from '../common/validation/validators';
+import { IsText, IsNotBlank } from '../common/validation/validators';
 import { LabelDto, MemberDto } from '../projects/project-resources.dto';
 
 export class CreateProjectDto {
   @IsString()
-  @CodePointLength(1, 200)
+  @IsText(1, 200)
   @IsNotBlank()
   name: string;
 }
@@ -22,7 +22,7 @@ export class ProjectResponseDto {
 
 export class CreateMemberDto {
   @IsString()
-  @CodePointLength(1, 200)
+  @IsText(1, 200)
   @IsNotBlank()
   name: string;
 }
@@ -33,7 +33,7 @@ export class MemberResponseDto {
 
 export class CreateLabelDto {
   @IsString()
-  @CodePointLength(1, 100)
+  @IsText(1, 100)
   @IsNotBlank()
   name: string;
 
@@ -50,7 +50,7 @@ export class LabelResponseDto {
 export class CreateApiKeyDto {
   /** Names the key in history entries: "<name> (API)". */
   @IsString()
-  @CodePointLength(1, 100)
+  @IsText(1, 100)
   @IsNotBlank()
   name: string;
 

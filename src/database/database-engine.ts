@@ -32,6 +32,10 @@ function openPostgres(connectionString: string): DatabaseEngine {
   const pool = new Pool({ connectionString, max: 10 });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // adapter-pg sends instants as text without an offset, which PostgreSQL reads in the
+  // session's time zone: every session runs in UTC, whatever the server's default. (pg runs
+  // it before anything else the new connection is given.)
+  pool.on('connect', (client) => void client.query("SET TIME ZONE 'UTC'").catch(() => undefined));
   return {
     kind: 'postgresql',
     adapter: new PrismaPg(pool, { disposeExternalPool: false }),

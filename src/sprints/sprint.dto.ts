@@ -1,19 +1,19 @@
 import { ApiHideProperty, ApiProperty, PartialType } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
-import { CodePointLength, IsCalendarDate, IsNotBlank, ReadOnlyField } from '../common/validation/validators';
+import { IsText, IsCalendarDate, IsNotBlank, ReadOnlyField } from '../common/validation/validators';
 import { SPRINT_STATUSES } from '../tasks/task-fields';
 
 export class CreateSprintDto {
   /** 1 to 100 characters, not only white space. */
   @IsString()
-  @CodePointLength(1, 100)
+  @IsText(1, 100)
   @IsNotBlank()
   name: string;
 
   /** Up to 1000 characters. */
   @IsOptional()
   @IsString()
-  @CodePointLength(0, 1000)
+  @IsText(0, 1000)
   goal?: string | null;
 
   /** YYYY-MM-DD, a civil day in Madrid. */

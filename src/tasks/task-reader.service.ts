@@ -51,14 +51,15 @@ export class TaskReader {
     const limit = query.limit ?? 50;
     const matches = Prisma.join([Prisma.sql`t.project_id = ${projectId}::uuid`, ...where], ' AND ');
     const listKey = `${order}\u0000${matches.text}\u0000${JSON.stringify(matches.values)}`;
-    const pageKey = `${listKey}\u0000${limit}\u0000${query.cursor ?? ''}`;
+    // JSON keeps "no cursor" (null) apart from an empty one (""), which is refused.
+    const pageKey = `${listKey}\u0000${limit}\u0000${JSON.stringify(query.cursor ?? null)}`;
 
     // A remembered page's cursor was verified when the page was first read (a cursor that
     // fails is never remembered), so a remembered page skips the decoding.
     const remembered = this.cache.page(pageKey);
     if (remembered && remembered.version === (await this.version(projectId))) return remembered.body;
 
-    const after = query.cursor ? this.cursors.decode(kind, query.cursor) : null;
+    const after = query.cursor !== undefined ? this.cursors.decode(kind, query.cursor) : null;
     const row = await this.readPage(projectId, matches, order, after, limit, remembered ?? this.cache.total(listKey));
     const nextCursor = row.next_at && row.next_id ? this.cursors.encode(kind, { at: new Date(row.next_at), id: row.next_id }) : null;
     const body = `{"tasks":${row.tasks},"nextCursor":${JSON.stringify(nextCursor)},"total":${row.total}}`;

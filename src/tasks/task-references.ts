@@ -55,18 +55,17 @@ export async function checkTaskReferences(tx: PrismaTransaction, projectId: stri
   const [found] = await tx.$queryRaw<{ assignee?: boolean; sprint_status?: string | null; labels_found?: number; parent?: (string | null)[] }[]>`
     SELECT ${Prisma.join(checks)}`;
 
+  // A 400 wins over any 404 (decisions.md section 1): a parent that is itself a subtask first.
+  if (parentId != null && found.parent?.length && found.parent[0] !== null) {
+    throw new Problem(HttpStatus.BAD_REQUEST, 'nesting_too_deep', 'parentId names a subtask: subtasks have one level only', [
+      { field: 'parentId', message: 'must be a root task: subtasks have one level only' },
+    ]);
+  }
   if (assigneeId != null && !found.assignee) throw notFound('Assignee');
   // A closed sprint accepts no task: it answers as if it did not exist.
   if (sprintId != null && (found.sprint_status == null || found.sprint_status === 'closed')) throw notFound('Sprint');
   if (labelIds?.length && found.labels_found !== labelIds.length) throw notFound('Label');
-  if (parentId != null) {
-    if (!found.parent?.length) throw notFound('Parent task');
-    if (found.parent[0] !== null) {
-      throw new Problem(HttpStatus.BAD_REQUEST, 'nesting_too_deep', 'parentId names a subtask: subtasks have one level only', [
-        { field: 'parentId', message: 'must be a root task: subtasks have one level only' },
-      ]);
-    }
-  }
+  if (parentId != null && !found.parent?.length) throw notFound('Parent task');
 }
 
 /** labelIds is a set: duplicates collapse, and the order does not matter. */

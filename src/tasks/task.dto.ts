@@ -2,7 +2,7 @@ import { ApiHideProperty, ApiProperty, OmitType, PartialType } from '@nestjs/swa
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString } from 'class-validator';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import {
-  CodePointLength,
+  IsText,
   IsCalendarDate,
   IsCommaSeparatedListOf,
   IsInstant,
@@ -18,14 +18,14 @@ import { SPRINT_STATUSES, TASK_PRIORITIES, TASK_STATUSES, TaskPriority, TaskStat
 export class CreateTaskDto {
   /** 1 to 200 characters (code points), not only white space. */
   @IsString()
-  @CodePointLength(1, 200)
+  @IsText(1, 200)
   @IsNotBlank()
   title: string;
 
   /** Markdown, up to 10 000 characters. */
   @IsOptional()
   @IsString()
-  @CodePointLength(0, 10_000)
+  @IsText(0, 10_000)
   description?: string | null;
 
   /** Default `backlog`. Creating a task in `done` sets `completedAt`. */
@@ -116,7 +116,7 @@ export class ListTasksQueryDto extends PageQueryDto {
   /** Case-insensitive substring of the title; `%`, `_` and `\` are literal. */
   @IsOptional()
   @IsString()
-  @CodePointLength(0, 200)
+  @IsText(0, 200)
   q?: string;
 
   /** dueDate on or after this day (YYYY-MM-DD); tasks without due date never match. */

@@ -25,8 +25,8 @@ export interface TestApp {
  * The whole application (createApp, as main.ts builds it) on a database of its own:
  * an in-memory PGlite, or a fresh PostgreSQL database dropped again by close().
  */
-export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+export async function startTestApp(overrides: Partial<AppConfig> = {}, database?: TestDatabase): Promise<TestApp> {
+  database ??= await createTestDatabase();
   const config: AppConfig = {
     port: 0,
     databaseUrl: database.url,
@@ -46,7 +46,7 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
     config,
     close: async () => {
       await app.close();
-      await database.drop();
+      await database!.drop();
     },
   };
 }
@@ -54,17 +54,22 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
 export interface TestDatabase {
   /** null for PGlite */
   url: string | null;
+  /** Runs one statement on the server with the database's name for `$database` (PostgreSQL). */
+  alter(sql: string): Promise<void>;
   drop(): Promise<void>;
 }
 
 export async function createTestDatabase(): Promise<TestDatabase> {
-  if (engine === 'pglite') return { url: null, drop: async () => undefined };
+  if (engine === 'pglite') {
+    return { url: null, alter: () => Promise.reject(new Error('PGlite has no server to alter')), drop: async () => undefined };
+  }
   const name = `tasks_test_${randomBytes(6).toString('hex')}`;
   await withServer((client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(POSTGRES_URL);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
+    alter: (sql) => withServer((client) => client.query(sql.replaceAll('$database', name))).then(() => undefined),
     drop: () => withServer((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }

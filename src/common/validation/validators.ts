@@ -11,14 +11,22 @@ export function codePointLength(value: string): number {
   return length;
 }
 
-/** A string of `min` to `max` code points. */
-export function CodePointLength(min: number, max: number, options?: ValidationOptions): PropertyDecorator {
+/**
+ * Text of `min` to `max` code points that PostgreSQL can store: a NUL character (U+0000) is
+ * valid JSON but no PostgreSQL text may hold it.
+ */
+export function IsText(min: number, max: number, options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
-      name: 'codePointLength',
+      name: 'isText',
       validator: {
-        validate: (value) => typeof value === 'string' && codePointLength(value) >= min && codePointLength(value) <= max,
-        defaultMessage: () => (min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`),
+        validate: (value) => typeof value === 'string' && !value.includes('\u0000') && codePointLength(value) >= min && codePointLength(value) <= max,
+        defaultMessage: (args) =>
+          typeof args?.value === 'string' && args.value.includes('\u0000')
+            ? 'must not contain the NUL character (U+0000)'
+            : min > 0
+              ? `must be ${min} to ${max} characters`
+              : `must be at most ${max} characters`,
       },
     },
     options,
