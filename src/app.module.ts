@@ -5,6 +5,7 @@ import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { RequestShapeInterceptor } from './common/http/request-shape.interceptor';
+import { UnknownApiRouteModule } from './common/http/unknown-api-route';
 import { createValidationPipe } from './common/validation/validation.pipe';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -32,6 +33,8 @@ export class AppModule {
         HistoryModule,
         SprintsModule,
         TrashModule,
+        // Last of the /api/v1 modules: its catch-all route must come after every real one.
+        UnknownApiRouteModule,
         // Without ADMIN_TOKEN the admin interface does not exist: every /admin path is 404.
         ...(config.adminToken ? [AdminModule] : []),
       ],

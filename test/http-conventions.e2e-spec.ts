@@ -97,6 +97,21 @@ describe('HTTP conventions: problem+json, strict input, body limits', () => {
     expect(res.body.code).toBe('unauthenticated');
   });
 
+  it('answers a path or method that no endpoint serves with 404 not_found, after the key check', async () => {
+    const task = (await project.api.post('/api/v1/tasks', { title: 'Here' }).expect(201)).body.task;
+    for (const res of [
+      await project.api.get('/api/v1/no-such-endpoint?x=1'),
+      await project.api.post('/api/v1/tasks/whatever/else', { a: 1 }),
+      await project.api.patch('/api/v1/sprints', { name: 'x' }),
+      await t.http.put(`/api/v1/tasks/${task.id}`).set('Authorization', `Bearer ${project.key}`).send({ title: 'x' }),
+    ]) {
+      expect([res.status, res.body.code]).toEqual([404, 'not_found']);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    }
+    expect((await t.http.get('/api/v1/no-such-endpoint')).status).toBe(401);
+    expect((await project.api.get(`/api/v1/tasks/${task.id}`).expect(200)).body.task.title).toBe('Here');
+  });
+
   it('echoes the request id in X-Request-Id', async () => {
     const given = await project.api.get('/api/v1/members').set('X-Request-Id', 'trace-123').expect(200);
     expect(given.headers['x-request-id']).toBe('trace-123');
@@ -105,7 +120,12 @@ describe('HTTP conventions: problem+json, strict input, body limits', () => {
   });
 
   it('sends RateLimit-Limit, -Remaining and -Reset on every /api/v1 answer, errors included', async () => {
-    for (const res of [await project.api.get('/api/v1/members'), await t.http.get('/api/v1/members'), await project.api.get('/api/v1/labels?x=1')]) {
+    for (const res of [
+      await project.api.get('/api/v1/members'),
+      await t.http.get('/api/v1/members'),
+      await project.api.get('/api/v1/labels?x=1'),
+      await project.api.get('/api/v1/no-such-endpoint'),
+    ]) {
       expect(Number(res.headers['ratelimit-limit'])).toBe(t.config.rateLimitPerMinute);
       expect(res.headers['ratelimit-remaining']).toMatch(/^\d+$/);
       expect(res.headers['ratelimit-reset']).toMatch(/^\d+$/);
@@ -133,6 +153,9 @@ describe('rate limit per key', () => {
     expect(limited.body.code).toBe('rate_limited');
     expect(limited.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.headers['ratelimit-limit']).toBe('3');
+    expect(limited.headers['ratelimit-remaining']).toBe('0');
+    expect(Number(limited.headers['ratelimit-reset'])).toBeGreaterThan(0);
     await other.api.get('/api/v1/members').expect(200);
   });
 });
@@ -153,6 +176,9 @@ describe('rate limit shared through Redis (REDIS_URL)', () => {
       const limited = await project.api.get('/api/v1/members').expect(429);
       expect(limited.body.code).toBe('rate_limited');
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.headers['ratelimit-limit']).toBe('3');
+    expect(limited.headers['ratelimit-remaining']).toBe('0');
+    expect(Number(limited.headers['ratelimit-reset'])).toBeGreaterThan(0);
     } finally {
       await first.close();
       await second.close();

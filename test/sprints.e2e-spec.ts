@@ -59,6 +59,13 @@ describe('sprints', () => {
       const unknown = await project.api.post('/api/v1/sprints', { name: 'S', velocity: 3 }).expect(400);
       expect(unknown.body.code).toBe('unknown_field');
     });
+
+    it('keeps dates of the first century AD as they were written', async () => {
+      const res = await project.api.post('/api/v1/sprints', { name: 'Old', startDate: '0050-01-01', endDate: '0099-12-31' }).expect(201);
+      expect(res.body.sprint).toMatchObject({ startDate: '0050-01-01', endDate: '0099-12-31' });
+      const read = await project.api.get(`/api/v1/sprints/${res.body.sprint.id}`).expect(200);
+      expect(read.body.sprint).toMatchObject({ startDate: '0050-01-01', endDate: '0099-12-31' });
+    });
   });
 
   describe('GET', () => {
@@ -209,6 +216,12 @@ describe('sprints', () => {
       expect((await own.api.get(`/api/v1/sprints/${active.id}`)).body.sprint.status).toBe('active');
       await close(active.id).expect(200);
       expect((await close(active.id).expect(409)).body.code).toBe('conflict');
+    });
+
+    it('answers an unknown moveOpenTasksTo (404) before a sprint that cannot close (409)', async () => {
+      const own = await createProject(t, 'Close order');
+      const planned = await createSprint(own);
+      expect((await close(planned.id, { moveOpenTasksTo: NO_SUCH_ID }).expect(404)).body.code).toBe('not_found');
     });
 
     it('makes a closed sprint accept no task: 404 from create and update', async () => {

@@ -1,6 +1,6 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
-import { ThrottlerGuard } from '@nestjs/throttler';
-import type { Request } from 'express';
+import { ThrottlerGuard, ThrottlerLimitDetail } from '@nestjs/throttler';
+import type { Request, Response } from 'express';
 import { bearerKeyHash } from './api-keys';
 
 /**
@@ -21,6 +21,15 @@ export class RateLimitGuard extends ThrottlerGuard {
   protected override async getTracker(request: Request): Promise<string> {
     const keyHash = bearerKeyHash(request);
     return keyHash ? `key:${keyHash}` : `address:${request.ip}`;
+  }
+
+  /** The library sets only Retry-After on a 429; the RateLimit-* headers belong on every answer. */
+  protected override async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+    const response = context.switchToHttp().getResponse<Response>();
+    response.setHeader(`${this.headerPrefix}-Limit`, detail.limit);
+    response.setHeader(`${this.headerPrefix}-Remaining`, 0);
+    response.setHeader(`${this.headerPrefix}-Reset`, detail.timeToBlockExpire);
+    return super.throwThrottlingException(context, detail);
   }
 
   protected override generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {

@@ -32,10 +32,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
     throw new ConfigError('REDIS_URL must be a redis:// URL');
   }
+  // Any value enables the admin interface (decisions.md section 8); choosing a long random
+  // one is the operator's part (README).
   const adminToken = optional(env.ADMIN_TOKEN);
-  if (adminToken !== null && adminToken.length < 16) {
-    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters long');
-  }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     databaseUrl,

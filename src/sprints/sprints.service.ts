@@ -101,12 +101,11 @@ export class SprintsService {
    */
   async close(sprintId: string, moveOpenTasksTo: string | null): Promise<SprintResponseDto> {
     const sprint = await this.prisma.$transaction(async (tx) => {
+      // Both sprints must exist (404) before their states are checked (409): decisions.md section 1.
       const current = await lockSprint(tx, null, sprintId);
+      const target = moveOpenTasksTo === null ? null : await lockSprint(tx, current.projectId, moveOpenTasksTo, 'Sprint to move the open tasks to');
       if (current.status !== 'active') throw conflict('conflict', `Only the active sprint can be closed; this one is ${current.status}`);
-      if (moveOpenTasksTo !== null) {
-        const target = await lockSprint(tx, current.projectId, moveOpenTasksTo, 'Sprint to move the open tasks to');
-        if (target.status !== 'planned') throw conflict('conflict', `Open tasks can only move to a planned sprint; that one is ${target.status}`);
-      }
+      if (target && target.status !== 'planned') throw conflict('conflict', `Open tasks can only move to a planned sprint; that one is ${target.status}`);
       await this.moveTasks(tx, { projectId: current.projectId, actor: APP_ACTOR, from: sprintId, to: moveOpenTasksTo, onlyOpen: true });
       return tx.sprint.update({ where: { id: sprintId }, data: { status: 'closed', updatedAt: new Date() } });
     });
