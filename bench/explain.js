@@ -115,7 +115,7 @@ async function explainLists(session, { big, fixtures, codec, runs }) {
   for (const row of rows) {
     const entry = { name: row.name, serviceRepeated: null, service: null, serviceCounted: null, floor: null };
     const floor = listRequest(new URLSearchParams(row.raw), big.id, (cursor) => {
-      const position = codec.decode('tasks', cursor);
+      const position = codec.positionAfter('tasks', cursor);
       return { at: position.at.toISOString(), id: position.id };
     });
     const serviceStatements = await service(() => serviceListSql(session, big.id, { ...row.raw }, codec));

@@ -52,7 +52,7 @@ export class HistoryService {
   /** A live task's history, newest first, paginated like the task list. */
   async list(caller: Caller, taskId: string, query: PageQueryDto): Promise<HistoryPageDto> {
     const limit = query.limit ?? 50;
-    const after = query.cursor !== undefined ? this.cursors.decode('history', query.cursor) : null;
+    const after = this.cursors.positionAfter('history', query.cursor);
     const task = isUuid(taskId)
       ? await this.prisma.task.findFirst({ where: { id: taskId, projectId: caller.projectId, deletedAt: null }, select: { id: true } })
       : null;

@@ -59,7 +59,7 @@ export class TaskReader {
     const remembered = this.cache.page(pageKey);
     if (remembered && remembered.version === (await this.version(projectId))) return remembered.body;
 
-    const after = query.cursor !== undefined ? this.cursors.decode(kind, query.cursor) : null;
+    const after = this.cursors.positionAfter(kind, query.cursor);
     const row = await this.readPage(projectId, matches, order, after, limit, remembered ?? this.cache.total(listKey));
     const nextCursor = row.next_at && row.next_id ? this.cursors.encode(kind, { at: new Date(row.next_at), id: row.next_id }) : null;
     const body = `{"tasks":${row.tasks},"nextCursor":${JSON.stringify(nextCursor)},"total":${row.total}}`;

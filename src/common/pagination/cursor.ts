@@ -36,7 +36,12 @@ export class CursorCodec implements OnModuleInit {
     return `${payload}.${this.sign(payload)}`;
   }
 
-  decode(kind: CursorKind, cursor: string): CursorPosition {
+  /** The position a `cursor` query value names; null when none was sent (the first page). */
+  positionAfter(kind: CursorKind, cursor: string | undefined): CursorPosition | null {
+    return cursor === undefined ? null : this.decode(kind, cursor);
+  }
+
+  private decode(kind: CursorKind, cursor: string): CursorPosition {
     const [payload, signature, ...rest] = cursor.split('.');
     if (!payload || !signature || rest.length || !this.verify(payload, signature)) throw invalidCursor();
     let decoded: unknown;
