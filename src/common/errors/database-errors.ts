@@ -2,7 +2,7 @@ import { HttpStatus } from '@nestjs/common';
 import { Prisma } from '../../generated/prisma/client';
 import { Problem } from './problem';
 
-type DatabaseViolation = 'unique' | 'foreign_key' | 'check' | 'write_conflict' | 'record_not_found' | 'unstorable_text';
+type DatabaseViolation = 'unique' | 'foreign_key' | 'check' | 'write_conflict' | 'record_not_found';
 
 // SQLSTATEs the service answers itself; any other database error is a 500.
 const VIOLATION_BY_SQLSTATE: Record<string, DatabaseViolation> = {
@@ -11,9 +11,6 @@ const VIOLATION_BY_SQLSTATE: Record<string, DatabaseViolation> = {
   '23514': 'check',
   '40001': 'write_conflict',
   '40P01': 'write_conflict',
-  // The DTOs refuse NUL characters already; this catches any text that slips past them.
-  '22021': 'unstorable_text',
-  '22P05': 'unstorable_text',
 };
 
 const VIOLATION_BY_ADAPTER_KIND: Record<string, DatabaseViolation> = {
@@ -57,8 +54,6 @@ export function problemFromDatabaseError(error: unknown): Problem | null {
       return new Problem(HttpStatus.CONFLICT, 'conflict', 'The change conflicts with the current state of related records; retry the request');
     case 'write_conflict':
       return new Problem(HttpStatus.CONFLICT, 'conflict', 'A concurrent change conflicted with this one; retry the request');
-    case 'unstorable_text':
-      return new Problem(HttpStatus.BAD_REQUEST, 'validation_failed', 'A text value contains a character that cannot be stored, such as NUL (U+0000)');
     case 'record_not_found':
       return new Problem(HttpStatus.NOT_FOUND, 'not_found', 'Not found');
     default:
