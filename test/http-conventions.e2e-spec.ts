@@ -176,9 +176,9 @@ describe('rate limit shared through Redis (REDIS_URL)', () => {
       const limited = await project.api.get('/api/v1/members').expect(429);
       expect(limited.body.code).toBe('rate_limited');
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    expect(limited.headers['ratelimit-limit']).toBe('3');
-    expect(limited.headers['ratelimit-remaining']).toBe('0');
-    expect(Number(limited.headers['ratelimit-reset'])).toBeGreaterThan(0);
+      expect(limited.headers['ratelimit-limit']).toBe('3');
+      expect(limited.headers['ratelimit-remaining']).toBe('0');
+      expect(Number(limited.headers['ratelimit-reset'])).toBeGreaterThan(0);
     } finally {
       await first.close();
       await second.close();

@@ -1,6 +1,6 @@
 import { ArrayUnique, IsArray, IsIn, IsString, Matches } from 'class-validator';
 import { ALL_PERMISSIONS, Permission } from '../auth/permissions';
-import { IsText, IsNotBlank } from '../common/validation/validators';
+import { IsNotBlank, IsText } from '../common/validation/validators';
 import { LabelDto, MemberDto } from '../projects/project-resources.dto';
 
 export class CreateProjectDto {

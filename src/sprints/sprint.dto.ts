@@ -1,6 +1,6 @@
 import { ApiHideProperty, ApiProperty, PartialType } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
-import { IsText, IsCalendarDate, IsNotBlank, ReadOnlyField } from '../common/validation/validators';
+import { IsCalendarDate, IsNotBlank, IsText, ReadOnlyField } from '../common/validation/validators';
 import { SPRINT_STATUSES } from '../tasks/task-fields';
 
 export class CreateSprintDto {

@@ -2,11 +2,11 @@ import { ApiHideProperty, ApiProperty, OmitType, PartialType } from '@nestjs/swa
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString } from 'class-validator';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import {
-  IsText,
   IsCalendarDate,
   IsCommaSeparatedListOf,
   IsInstant,
   IsNotBlank,
+  IsText,
   OptionalButNotNull,
   ReadOnlyField,
 } from '../common/validation/validators';
