@@ -6,7 +6,14 @@ const transform = {
     {
       tsconfig: 'tsconfig.json',
       // The Swagger CLI plugin, as `nest build` runs it, so the tests see the same OpenAPI document.
-      astTransformers: { before: [{ path: '<rootDir>/test/support/swagger-plugin.js', options: { classValidatorShim: true, introspectComments: true, dtoFileNameSuffix: ['.dto.ts'] } }] },
+      astTransformers: {
+        before: [
+          {
+            path: '<rootDir>/test/support/swagger-plugin.js',
+            options: { classValidatorShim: true, introspectComments: true, dtoFileNameSuffix: ['.dto.ts'] },
+          },
+        ],
+      },
       diagnostics: false,
     },
   ],

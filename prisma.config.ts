@@ -9,7 +9,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 
 // The database the CLI works on: PRISMA_PGLITE_DIR, or a scratch in-memory one.
-const dataDir = process.env.PRISMA_PGLITE_DIR ?? "memory://prisma-cli";
+const dataDir = process.env.PRISMA_PGLITE_DIR ?? 'memory://prisma-cli';
 
 // The adapter's own shadow database lacks pg_trgm, which the first migration needs.
 class PGliteWithExtensions extends PrismaPGlite {

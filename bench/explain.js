@@ -59,7 +59,8 @@ async function serviceListSql(session, projectId, raw, codec) {
   const query = await listQueryDto(raw);
   const [row] = await session.query('SELECT version::text AS version FROM task_list_versions WHERE project_id = $1', [projectId]);
   const answer = { tasks: '[]', total: 0, version: row ? row.version : '0', next_at: null, next_id: null };
-  const read = (cache, pageQuery) => (prisma) => new TaskReader(prisma, codec, cache).list(projectId, taskListConditions(pageQuery), 'created', pageQuery);
+  const read = (cache, pageQuery) => (prisma) =>
+    new TaskReader(prisma, codec, cache).list(projectId, taskListConditions(pageQuery), 'created', pageQuery);
 
   const counted = await captureServiceSql(read(new TaskListCache(), query), answer);
   const cache = new TaskListCache();
@@ -100,7 +101,9 @@ async function explainLists(session, { big, fixtures, codec, runs }) {
   const plans = [];
   const explain = async (title, statement) => {
     const plan = await session.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.values);
-    plans.push(`=== ${title} ===\n${statement.text}\n-- parameters: ${JSON.stringify(statement.values)}\n\n${plan.map((line) => line['QUERY PLAN']).join('\n')}`);
+    plans.push(
+      `=== ${title} ===\n${statement.text}\n-- parameters: ${JSON.stringify(statement.values)}\n\n${plan.map((line) => line['QUERY PLAN']).join('\n')}`,
+    );
   };
   // The service's statements are rebuilt from its code in dist/: if that code changed shape,
   // say so in the report rather than stop the run.

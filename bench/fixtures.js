@@ -73,10 +73,10 @@ async function readFixtures(session, { big, writer, pageSize = 50, deepPage }) {
   );
   const writerMembers = await ids(session, `SELECT id::text AS id FROM memberships WHERE project_id = $1::uuid ORDER BY created_at`, [writer.id]);
   const writerLabels = await ids(session, `SELECT id::text AS id FROM labels WHERE project_id = $1::uuid ORDER BY name`, [writer.id]);
-  const [{ id: writerSprint }] = await session.query(
-    `SELECT id::text AS id FROM sprints WHERE project_id = $1::uuid AND name = $2`,
-    [writer.id, `Sprint ${ACTIVE_SPRINT}`],
-  );
+  const [{ id: writerSprint }] = await session.query(`SELECT id::text AS id FROM sprints WHERE project_id = $1::uuid AND name = $2`, [
+    writer.id,
+    `Sprint ${ACTIVE_SPRINT}`,
+  ]);
   return {
     assigneeId,
     searchWord: SEARCH_WORD,

@@ -140,10 +140,7 @@ async function fixedRate(baseUrl, scenario, { rate, duration }) {
   const answered = latencies.length - pending.size;
   // Let the server finish what it was sent before the next row starts.
   let timer;
-  await Promise.race([
-    Promise.all([...pending].map((entry) => entry.finished)),
-    new Promise((resolve) => (timer = setTimeout(resolve, 60_000))),
-  ]);
+  await Promise.race([Promise.all([...pending].map((entry) => entry.finished)), new Promise((resolve) => (timer = setTimeout(resolve, 60_000)))]);
   clearTimeout(timer);
   agent.destroy();
   const elapsed = (now - start) / 1000;

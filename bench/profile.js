@@ -68,17 +68,23 @@ function summarise(file, { top = 30 } = {}) {
     '',
     '| owner | self time | share |',
     '|---|---|---|',
-    ...sorted(byOwner).slice(0, 20).map(([who, micros]) => `| ${who} | ${(micros / 1e6).toFixed(2)} s | ${pct(micros)} |`),
+    ...sorted(byOwner)
+      .slice(0, 20)
+      .map(([who, micros]) => `| ${who} | ${(micros / 1e6).toFixed(2)} s | ${pct(micros)} |`),
     '',
     'Inclusive (the owner is anywhere on the stack: its own time and what it calls):',
     '',
     '| owner | inclusive time | share |',
     '|---|---|---|',
-    ...sorted(inclusive).slice(0, 20).map(([who, micros]) => `| ${who} | ${(micros / 1e6).toFixed(2)} s | ${pct(micros)} |`),
+    ...sorted(inclusive)
+      .slice(0, 20)
+      .map(([who, micros]) => `| ${who} | ${(micros / 1e6).toFixed(2)} s | ${pct(micros)} |`),
     '',
     '| function (self time) | self time | share |',
     '|---|---|---|',
-    ...sorted(byFunction).slice(0, top).map(([name, micros]) => `| ${name.replace(/\|/g, '\\|')} | ${(micros / 1e6).toFixed(2)} s | ${pct(micros)} |`),
+    ...sorted(byFunction)
+      .slice(0, top)
+      .map(([name, micros]) => `| ${name.replace(/\|/g, '\\|')} | ${(micros / 1e6).toFixed(2)} s | ${pct(micros)} |`),
   ];
   return lines.join('\n') + '\n';
 }

@@ -6,7 +6,8 @@ const os = require('node:os');
 
 const num = (value, digits = 1) => (value === null || value === undefined || Number.isNaN(value) ? '-' : value.toFixed(digits));
 const int = (value) => (value === null || value === undefined || Number.isNaN(value) ? '-' : Math.round(value).toLocaleString('en-US'));
-const table = (header, rows) => [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+const table = (header, rows) =>
+  [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 
 function machine() {
   const cpus = os.cpus();
@@ -26,15 +27,45 @@ function targets(engine, r) {
   const list = [];
   const rDefault = ratio(r.service.listDefault, r.floor.listDefault);
   const rFiltered = ratio(r.service.listFiltered, r.floor.listFiltered);
-  list.push(check('PostgreSQL: list default page >= 0.6 x floor', `${num(rDefault, 2)} x`, rDefault >= 0.6, pg, clean(r.service.listDefault, r.floor.listDefault)));
-  list.push(check('PostgreSQL: filtered list >= 0.6 x floor', `${num(rFiltered, 2)} x`, rFiltered >= 0.6, pg, clean(r.service.listFiltered, r.floor.listFiltered)));
-  for (const [key, label] of [['listDefault', 'list default page'], ['listFiltered', 'filtered list']]) {
+  list.push(
+    check(
+      'PostgreSQL: list default page >= 0.6 x floor',
+      `${num(rDefault, 2)} x`,
+      rDefault >= 0.6,
+      pg,
+      clean(r.service.listDefault, r.floor.listDefault),
+    ),
+  );
+  list.push(
+    check(
+      'PostgreSQL: filtered list >= 0.6 x floor',
+      `${num(rFiltered, 2)} x`,
+      rFiltered >= 0.6,
+      pg,
+      clean(r.service.listFiltered, r.floor.listFiltered),
+    ),
+  );
+  for (const [key, label] of [
+    ['listDefault', 'list default page'],
+    ['listFiltered', 'filtered list'],
+  ]) {
     const fixed = r.fixed[key];
     list.push(check(`PostgreSQL: ${label} p99 < 50 ms at 200 req/s`, `${num(fixed?.p99)} ms`, fixed?.p99 < 50, pg, clean(fixed)));
   }
   const deepCost = r.service.listDefault && r.service.listDeep ? r.service.listDefault.rps / r.service.listDeep.rps : NaN;
-  list.push(check(`PostgreSQL: page ${r.deepPage} by cursor <= 1.2 x the cost of page 1 (req/s of page 1 / req/s of page ${r.deepPage})`, `${num(deepCost, 2)} x`, deepCost <= 1.2, pg, clean(r.service.listDefault, r.service.listDeep)));
-  for (const [key, label] of [['create', 'create'], ['patch', 'patch']]) {
+  list.push(
+    check(
+      `PostgreSQL: page ${r.deepPage} by cursor <= 1.2 x the cost of page 1 (req/s of page 1 / req/s of page ${r.deepPage})`,
+      `${num(deepCost, 2)} x`,
+      deepCost <= 1.2,
+      pg,
+      clean(r.service.listDefault, r.service.listDeep),
+    ),
+  );
+  for (const [key, label] of [
+    ['create', 'create'],
+    ['patch', 'patch'],
+  ]) {
     const fixed = r.fixed[key];
     list.push(check(`PostgreSQL: ${label} p99 < 50 ms at 100 req/s`, `${num(fixed?.p99)} ms`, fixed?.p99 < 50, pg, clean(fixed)));
   }
@@ -49,7 +80,12 @@ function render(run) {
   lines.push(`# Benchmark on ${engine === 'postgresql' ? 'PostgreSQL' : 'embedded PGlite'}${quick ? ' (quick run)' : ''}`);
   lines.push('');
   lines.push(`- Date: ${run.date}`);
-  lines.push(`- Machine: ${machine()}; load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (other work may share it)`);
+  lines.push(
+    `- Machine: ${machine()}; load average at start ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} (other work may share it)`,
+  );
   lines.push(`- Node ${process.version}; database: ${run.databaseVersion}`);
   lines.push(
     `- Data: big project ${int(counts.bigTasks)} tasks, plus ${counts.smallProjects} projects of ${int(counts.smallTasks)}; ` +
@@ -60,7 +96,9 @@ function render(run) {
     `- Throughput rows: autocannon, ${settings.connections} connections, ${settings.duration} s each after ${settings.warmup} s of warm-up. ` +
       `Fixed-rate rows: open loop, evenly spaced, ${settings.fixedDuration} s after ${settings.warmup} s at the same rate, latency from the time each request was due.`,
   );
-  lines.push(`- Floor: bench/floor.js (node:http + ${engine === 'postgresql' ? 'pg' : '@electric-sql/pglite'}, key lookup + one list statement per request), measured just before the service, on the same data; ${run.checksPassed ? "its answers were checked equal, as JSON, to the service's" : "**its answers differ from the service's: see Check failures below**"}.`);
+  lines.push(
+    `- Floor: bench/floor.js (node:http + ${engine === 'postgresql' ? 'pg' : '@electric-sql/pglite'}, key lookup + one list statement per request), measured just before the service, on the same data; ${run.checksPassed ? "its answers were checked equal, as JSON, to the service's" : "**its answers differ from the service's: see Check failures below**"}.`,
+  );
   lines.push('- Only ratios within one run mean much: the machine is shared and noisy.');
   lines.push('');
   lines.push('## Throughput (closed loop)');
@@ -71,11 +109,23 @@ function render(run) {
     const f = r.floor[key];
     if (!s) continue;
     const name = key === 'deleteRestore' || key === 'patchList' ? `${r.names[key]} (${num(s.iterationsPerSecond, 0)} pairs/s)` : r.names[key];
-    rows.push([name, int(s.rps), num(s.p50), num(s.p99), String(s.errors), f ? int(f.rps) : '', f ? num(f.p50) : '', f ? num(f.p99) : '', f ? `${num(s.rps / f.rps, 2)} x` : '']);
+    rows.push([
+      name,
+      int(s.rps),
+      num(s.p50),
+      num(s.p99),
+      String(s.errors),
+      f ? int(f.rps) : '',
+      f ? num(f.p50) : '',
+      f ? num(f.p99) : '',
+      f ? `${num(s.rps / f.rps, 2)} x` : '',
+    ]);
   }
   lines.push(table(['row', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'floor req/s', 'floor p50', 'floor p99', 'service/floor'], rows));
   lines.push('');
-  lines.push('Pairs: delete + restore is DELETE /api/v1/tasks/{id} then POST /api/v1/trash/{id}/restore; patch + list is PATCH /api/v1/tasks/{id} (new title) then GET /api/v1/tasks, so the list cannot reuse a remembered page or total. req/s and latencies count each request.');
+  lines.push(
+    'Pairs: delete + restore is DELETE /api/v1/tasks/{id} then POST /api/v1/trash/{id}/restore; patch + list is PATCH /api/v1/tasks/{id} (new title) then GET /api/v1/tasks, so the list cannot reuse a remembered page or total. req/s and latencies count each request.',
+  );
   lines.push('');
   lines.push('## CPU time per request (throughput rows)');
   lines.push('');
@@ -119,11 +169,19 @@ function render(run) {
     lines.push('');
     lines.push(`## Database time per statement (harness to database, mean of ${run.explainRuns} runs, no load)`);
     lines.push('');
-    lines.push('The service remembers pages and totals per project version (src/tasks/task-list-cache.ts): a page asked again while nothing changed costs one version read; another page of a list whose total is known skips the count; after a change the page and the count are read again. The floor counts every time.');
+    lines.push(
+      'The service remembers pages and totals per project version (src/tasks/task-list-cache.ts): a page asked again while nothing changed costs one version read; another page of a list whose total is known skips the count; after a change the page and the count are read again. The floor counts every time.',
+    );
     lines.push('');
     lines.push(
       table(
-        ['statement', 'service: page remembered (version read)', 'service: total remembered (page read)', 'service: after a change (page + count)', 'floor SQL ms'],
+        [
+          'statement',
+          'service: page remembered (version read)',
+          'service: total remembered (page read)',
+          'service: after a change (page + count)',
+          'floor SQL ms',
+        ],
         run.explain.map((x) => [
           x.name,
           x.serviceRepeated == null ? '' : num(x.serviceRepeated, 2),
@@ -140,7 +198,12 @@ function render(run) {
   lines.push('## Targets');
   lines.push('');
   if (quick) lines.push(`Quick run: ${int(counts.bigTasks)} tasks in the big project, not the 100 000 the targets are set for; indicative only.\n`);
-  lines.push(table(['target', 'measured', 'result'], targets(engine, r).map((t) => [t.name, t.measured, t.result])));
+  lines.push(
+    table(
+      ['target', 'measured', 'result'],
+      targets(engine, r).map((t) => [t.name, t.measured, t.result]),
+    ),
+  );
   const failures = Object.entries(r.service)
     .concat(Object.entries(r.fixed))
     .filter(([, x]) => x && x.errors > 0)

@@ -35,7 +35,8 @@ function parseArgs(argv) {
   const flags = new Set(argv.filter((a) => !a.includes('=')));
   const values = Object.fromEntries(argv.filter((a) => a.includes('=')).map((a) => a.replace(/^--/, '').split('=')));
   for (const flag of flags) {
-    if (!['--quick', '--keep', '--help', '--no-explain', '--seed-only', '--profile'].includes(flag)) throw new Error(`unknown option ${flag} (see bench/README.md)`);
+    if (!['--quick', '--keep', '--help', '--no-explain', '--seed-only', '--profile'].includes(flag))
+      throw new Error(`unknown option ${flag} (see bench/README.md)`);
   }
   const quick = flags.has('--quick');
   return {
@@ -216,7 +217,9 @@ async function checkAnswers(service, rows, floorAnswers, fixtures) {
   }
   const before = await fetchJson(service.url, rows.listBeforeDeep, rows.listBeforeDeep.steps[0]({}));
   if (before.body?.nextCursor !== fixtures.deepCursor) {
-    problems.push(`the service's cursor after page ${fixtures.deepPage - 1} is not the one the harness signed: ${JSON.stringify(before.body?.nextCursor)}`);
+    problems.push(
+      `the service's cursor after page ${fixtures.deepPage - 1} is not the one the harness signed: ${JSON.stringify(before.body?.nextCursor)}`,
+    );
   }
   return problems;
 }
@@ -310,7 +313,10 @@ async function main() {
     else await database.drop().then(() => log(`dropped ${database.where}`));
   };
   // Ctrl-C: stop the servers first (a PGlite directory must not be removed under one).
-  const interrupted = (code) => () => void stopAll().then(cleanUp).finally(() => process.exit(code));
+  const interrupted = (code) => () =>
+    void stopAll()
+      .then(cleanUp)
+      .finally(() => process.exit(code));
   process.once('SIGINT', interrupted(130));
   process.once('SIGTERM', interrupted(143));
 
@@ -335,17 +341,30 @@ async function main() {
       engine,
       quick: args.quick,
       date: new Date().toISOString(),
-      databaseVersion: engine === 'pglite' ? `PGlite ${require(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json')).version} (${prepared.version.split(',')[0]})` : prepared.version.split(',')[0],
+      databaseVersion:
+        engine === 'pglite'
+          ? `PGlite ${require(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json')).version} (${prepared.version.split(',')[0]})`
+          : prepared.version.split(',')[0],
       settings: args,
       checksPassed: service.problems.length === 0,
       seedSeconds: prepared.seedSeconds,
       counts: { ...prepared.counts, bigTasks: args.bigTasks, smallProjects: args.smallProjects, smallTasks: args.smallTasks },
       explain: prepared.explain?.summary,
       explainRuns: args.quick ? 20 : 50,
-      results: { service: service.results, floor: floor.results, fixed: service.fixed, floorFixed: floor.fixed, names, deepPage: prepared.fixtures.deepPage },
+      results: {
+        service: service.results,
+        floor: floor.results,
+        fixed: service.fixed,
+        floorFixed: floor.fixed,
+        names,
+        deepPage: prepared.fixtures.deepPage,
+      },
     });
     const checks = service.problems.length ? `\n## Check failures\n\n${service.problems.map((p) => `- ${p}`).join('\n')}\n` : '';
-    const text = report + checks + `\nTotal run time: ${((Date.now() - startedAt) / 1000).toFixed(0)} s (${args.quick ? 'npm run bench -- --quick' : 'npm run bench'}).\n`;
+    const text =
+      report +
+      checks +
+      `\nTotal run time: ${((Date.now() - startedAt) / 1000).toFixed(0)} s (${args.quick ? 'npm run bench -- --quick' : 'npm run bench'}).\n`;
     process.stdout.write('\n' + text);
     fs.writeFileSync(path.join(resultsDir, `${engine}.md`), text);
     if (service.profile) {

@@ -7,7 +7,7 @@ export function setupOpenApi(app: INestApplication): OpenAPIObject {
     .setTitle('Task and sprint planning service')
     .setDescription(
       [
-        'Manage a project\'s tasks and sprints. Every `/api/v1` request acts on the project of its key, sent as',
+        "Manage a project's tasks and sprints. Every `/api/v1` request acts on the project of its key, sent as",
         '`Authorization: Bearer <key>`. Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`.',
         'Every `/api/v1` answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.',
       ].join(' '),
@@ -28,7 +28,10 @@ export function setupOpenApi(app: INestApplication): OpenAPIObject {
  * an unknown query parameter (and a bad body), 413 and 415 where a body is taken, 500.
  */
 function addCommonErrors(document: OpenAPIObject): void {
-  const problem = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ProblemDto' } } } });
+  const problem = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ProblemDto' } } },
+  });
   for (const pathItem of Object.values(document.paths)) {
     for (const operation of [pathItem.get, pathItem.post, pathItem.patch, pathItem.put, pathItem.delete]) {
       if (!operation) continue;

@@ -26,7 +26,13 @@ describe('admin interface', () => {
 
   it('creates a project', async () => {
     const res = await admin().post('/admin/v1/projects', { name: 'Apollo' }).expect(201);
-    expect(res.body).toEqual({ project: { id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'Apollo', createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) } });
+    expect(res.body).toEqual({
+      project: {
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        name: 'Apollo',
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      },
+    });
   });
 
   it('rejects a blank project name', async () => {
@@ -67,15 +73,25 @@ describe('admin interface', () => {
     });
 
     it('issues a key: the secret once, the key without it', async () => {
-      const res = await admin().post(`/admin/v1/projects/${project.id}/keys`, { name: 'Sync job', permissions: ['tasks:create', 'tasks:edit'] }).expect(201);
+      const res = await admin()
+        .post(`/admin/v1/projects/${project.id}/keys`, { name: 'Sync job', permissions: ['tasks:create', 'tasks:edit'] })
+        .expect(201);
       expect(res.body).toEqual({
-        key: { id: expect.any(String), name: 'Sync job', permissions: ['tasks:create', 'tasks:edit'], prefix: res.body.secret.slice(0, 12), createdAt: expect.any(String) },
+        key: {
+          id: expect.any(String),
+          name: 'Sync job',
+          permissions: ['tasks:create', 'tasks:edit'],
+          prefix: res.body.secret.slice(0, 12),
+          createdAt: expect.any(String),
+        },
         secret: expect.stringMatching(/^tsk_/),
       });
     });
 
     it('rejects an unknown permission', async () => {
-      const res = await admin().post(`/admin/v1/projects/${project.id}/keys`, { name: 'K', permissions: ['tasks:destroy'] }).expect(400);
+      const res = await admin()
+        .post(`/admin/v1/projects/${project.id}/keys`, { name: 'K', permissions: ['tasks:destroy'] })
+        .expect(400);
       expect(res.body).toMatchObject({ code: 'validation_failed', errors: [expect.objectContaining({ field: 'permissions' })] });
     });
 

@@ -40,9 +40,7 @@ describe('keys and authentication', () => {
     const other = await createProject(t, 'Other project');
     const mine = await project.api.get('/api/v1/members').expect(200);
     const theirs = await other.api.get('/api/v1/members').expect(200);
-    expect(mine.body.members.map((m: { membershipId: string }) => m.membershipId).sort()).toEqual(
-      project.members.map((m) => m.membershipId).sort(),
-    );
+    expect(mine.body.members.map((m: { membershipId: string }) => m.membershipId).sort()).toEqual(project.members.map((m) => m.membershipId).sort());
     expect(theirs.body.members.map((m: { membershipId: string }) => m.membershipId)).not.toContain(project.members[0].membershipId);
   });
 
@@ -82,7 +80,12 @@ describe('keys and authentication', () => {
     const routes: { permission: Permission; method: 'post' | 'patch' | 'delete'; path: (ids: Ids) => string; body?: (ids: Ids) => object }[] = [
       { permission: 'tasks:create', method: 'post', path: () => '/api/v1/tasks', body: () => ({ title: 'T' }) },
       { permission: 'tasks:edit', method: 'patch', path: (ids) => `/api/v1/tasks/${ids.task}`, body: () => ({ title: 'T2' }) },
-      { permission: 'tasks:edit', method: 'post', path: (ids) => `/api/v1/tasks/${ids.task}/dependencies`, body: (ids) => ({ blockedById: ids.blocker }) },
+      {
+        permission: 'tasks:edit',
+        method: 'post',
+        path: (ids) => `/api/v1/tasks/${ids.task}/dependencies`,
+        body: (ids) => ({ blockedById: ids.blocker }),
+      },
       { permission: 'tasks:edit', method: 'delete', path: (ids) => `/api/v1/tasks/${ids.task}/dependencies/${ids.blocker}` },
       { permission: 'tasks:delete', method: 'delete', path: (ids) => `/api/v1/tasks/${ids.task}` },
       { permission: 'tasks:delete', method: 'post', path: (ids) => `/api/v1/trash/${ids.trashed}/restore` },
@@ -106,22 +109,36 @@ describe('keys and authentication', () => {
       ids = { task: task.id, blocker: blocker.id, trashed: trashed.id, sprint: sprint.id };
     });
 
-    it.each(routes.map((route) => [`${route.method.toUpperCase()} ${route.path({ task: '{taskId}', blocker: '{blockedById}', trashed: '{taskId}', sprint: '{sprintId}' } as Ids)}`, route] as const))(
-      'answers 403 insufficient_permission naming the permission on %s, and changes nothing',
-      async (_name, route) => {
-        const others = ALL_PERMISSIONS.filter((permission) => permission !== route.permission);
-        const key = await project.issueKey([...others], `Without ${route.permission}`);
-        const before = await snapshot();
-        const res = await key.api[route.method](route.path(ids), route.body?.(ids)).expect(403);
-        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-        expect(res.body).toMatchObject({ status: 403, code: 'insufficient_permission', requiredPermission: route.permission });
-        expect(await snapshot()).toEqual(before);
-      },
-    );
+    it.each(
+      routes.map(
+        (route) =>
+          [
+            `${route.method.toUpperCase()} ${route.path({ task: '{taskId}', blocker: '{blockedById}', trashed: '{taskId}', sprint: '{sprintId}' } as Ids)}`,
+            route,
+          ] as const,
+      ),
+    )('answers 403 insufficient_permission naming the permission on %s, and changes nothing', async (_name, route) => {
+      const others = ALL_PERMISSIONS.filter((permission) => permission !== route.permission);
+      const key = await project.issueKey([...others], `Without ${route.permission}`);
+      const before = await snapshot();
+      const res = await key.api[route.method](route.path(ids), route.body?.(ids)).expect(403);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({ status: 403, code: 'insufficient_permission', requiredPermission: route.permission });
+      expect(await snapshot()).toEqual(before);
+    });
 
     it('lets a key without any permission read everything', async () => {
       const reader = await project.issueKey([], 'Reader');
-      for (const path of ['/api/v1/tasks', `/api/v1/tasks/${ids.task}`, `/api/v1/tasks/${ids.task}/history`, '/api/v1/sprints', `/api/v1/sprints/${ids.sprint}`, '/api/v1/trash', '/api/v1/members', '/api/v1/labels']) {
+      for (const path of [
+        '/api/v1/tasks',
+        `/api/v1/tasks/${ids.task}`,
+        `/api/v1/tasks/${ids.task}/history`,
+        '/api/v1/sprints',
+        `/api/v1/sprints/${ids.sprint}`,
+        '/api/v1/trash',
+        '/api/v1/members',
+        '/api/v1/labels',
+      ]) {
         await reader.api.get(path).expect(200);
       }
     });

@@ -6,7 +6,14 @@ import { engine, startTestApp } from './support/test-app';
 
 describe('configuration', () => {
   it('reads the defaults when nothing is set', () => {
-    expect(loadConfig({})).toMatchObject({ port: 3000, databaseUrl: null, dataDir: './data', adminToken: null, rateLimitPerMinute: 1200, redisUrl: null });
+    expect(loadConfig({})).toMatchObject({
+      port: 3000,
+      databaseUrl: null,
+      dataDir: './data',
+      adminToken: null,
+      rateLimitPerMinute: 1200,
+      redisUrl: null,
+    });
   });
 
   it('enables the admin interface with any ADMIN_TOKEN, however short, and not with an empty one', () => {

@@ -44,7 +44,10 @@ function prismaCli(args: string[], options: { env?: Record<string, string>; unti
 }
 
 async function migrationNames(dir = MIGRATIONS_DIR): Promise<string[]> {
-  return (await readdir(dir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+  return (await readdir(dir, { withFileTypes: true }))
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
 }
 
 async function openFresh(): Promise<{ db: DatabaseEngine; database: TestDatabase; close(): Promise<void> }> {
@@ -173,7 +176,10 @@ describe('migrator', () => {
       const db = await openDatabase({ databaseUrl: null, dataDir: dir });
       await db.withSession((session) => applyMigrations(session));
       await db.close();
-      const status = await prismaCli(['migrate', 'status'], { env: { PRISMA_PGLITE_DIR: dir }, until: /up to date|not yet been applied|not found locally|failed/ });
+      const status = await prismaCli(['migrate', 'status'], {
+        env: { PRISMA_PGLITE_DIR: dir },
+        until: /up to date|not yet been applied|not found locally|failed/,
+      });
       expect(status).toContain('Database schema is up to date');
     } finally {
       await rm(dir, { recursive: true, force: true });

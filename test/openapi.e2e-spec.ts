@@ -74,7 +74,22 @@ describe('OpenAPI document', () => {
   });
 
   it('describes every field of a task, in lists and in full', () => {
-    const listFields = ['id', 'projectId', 'title', 'status', 'priority', 'parentId', 'assignee', 'labels', 'sprint', 'dueDate', 'completedAt', 'createdAt', 'updatedAt', 'blocked'];
+    const listFields = [
+      'id',
+      'projectId',
+      'title',
+      'status',
+      'priority',
+      'parentId',
+      'assignee',
+      'labels',
+      'sprint',
+      'dueDate',
+      'completedAt',
+      'createdAt',
+      'updatedAt',
+      'blocked',
+    ];
     expect(Object.keys(schemas.TaskDto.properties).sort()).toEqual([...listFields].sort());
     expect(schemas.TaskDto.required?.sort()).toEqual([...listFields].sort());
     expect(Object.keys(schemas.TaskDetailDto.properties)).toEqual(expect.arrayContaining(['description', 'dependencies']));

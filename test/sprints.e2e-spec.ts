@@ -17,7 +17,9 @@ describe('sprints', () => {
 
   describe('POST /api/v1/sprints', () => {
     it('creates a planned sprint and answers 201 {sprint}', async () => {
-      const res = await project.api.post('/api/v1/sprints', { name: 'Sprint 1', goal: 'Ship it', startDate: '2027-01-04', endDate: '2027-01-15' }).expect(201);
+      const res = await project.api
+        .post('/api/v1/sprints', { name: 'Sprint 1', goal: 'Ship it', startDate: '2027-01-04', endDate: '2027-01-15' })
+        .expect(201);
       expect(res.body).toEqual({
         sprint: {
           id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -69,7 +71,7 @@ describe('sprints', () => {
   });
 
   describe('GET', () => {
-    it('lists the project\'s sprints only, newest first', async () => {
+    it("lists the project's sprints only, newest first", async () => {
       const mine = await createProject(t, 'Sprint list');
       const other = await createProject(t, 'Other');
       const created = [await createSprint(mine, { name: 'A' }), await createSprint(mine, { name: 'B' }), await createSprint(mine, { name: 'C' })];
@@ -78,7 +80,7 @@ describe('sprints', () => {
       expect(res.body).toEqual({ sprints: [...created].reverse() });
     });
 
-    it('answers one sprint as {sprint}, and 404 for another project\'s or an unknown one', async () => {
+    it("answers one sprint as {sprint}, and 404 for another project's or an unknown one", async () => {
       const sprint = await createSprint(project, { name: 'One' });
       expect((await project.api.get(`/api/v1/sprints/${sprint.id}`).expect(200)).body).toEqual({ sprint });
       const other = await createProject(t, 'Other');
@@ -94,7 +96,8 @@ describe('sprints', () => {
       const sprint = await createSprint(project, { name: 'Before', goal: 'g', startDate: '2027-03-01', endDate: '2027-03-10' });
       const renamed = (await project.api.patch(`/api/v1/sprints/${sprint.id}`, { name: 'After' }).expect(200)).body.sprint;
       expect(renamed).toEqual({ ...sprint, name: 'After' });
-      const cleared = (await project.api.patch(`/api/v1/sprints/${sprint.id}`, { goal: null, startDate: null, endDate: null }).expect(200)).body.sprint;
+      const cleared = (await project.api.patch(`/api/v1/sprints/${sprint.id}`, { goal: null, startDate: null, endDate: null }).expect(200)).body
+        .sprint;
       expect(cleared).toMatchObject({ goal: null, startDate: null, endDate: null });
     });
 
@@ -117,7 +120,7 @@ describe('sprints', () => {
       expect((await project.api.get(`/api/v1/sprints/${sprint.id}`)).body.sprint.status).toBe('planned');
     });
 
-    it('answers 404 for another project\'s sprint', async () => {
+    it("answers 404 for another project's sprint", async () => {
       const other = await createProject(t, 'Other');
       const theirs = await createSprint(other);
       await project.api.patch(`/api/v1/sprints/${theirs.id}`, { name: 'Mine now' }).expect(404);
@@ -128,7 +131,10 @@ describe('sprints', () => {
   describe('DELETE /api/v1/sprints/{sprintId}', () => {
     it('deletes the sprint; its tasks survive without a sprint, status unchanged, each change in history', async () => {
       const sprint = await createSprint(project);
-      const tasks = [await createTask(project, { sprintId: sprint.id, status: 'in_progress' }), await createTask(project, { sprintId: sprint.id, status: 'done' })];
+      const tasks = [
+        await createTask(project, { sprintId: sprint.id, status: 'in_progress' }),
+        await createTask(project, { sprintId: sprint.id, status: 'done' }),
+      ];
       await project.api.delete(`/api/v1/sprints/${sprint.id}`).expect(204);
       await project.api.get(`/api/v1/sprints/${sprint.id}`).expect(404);
       for (const task of tasks) {

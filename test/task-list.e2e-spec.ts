@@ -132,8 +132,23 @@ describe('GET /api/v1/tasks', () => {
       const [bug, feature] = project.labels.map((label) => label.id);
       sprintId = (await project.api.post('/api/v1/sprints', { name: 'Sprint' }).expect(201)).body.sprint.id;
       tasks = {};
-      tasks.alpha = await createTask(project, { title: 'Alpha release', status: 'todo', priority: 'high', assigneeId: ada, labelIds: [bug], dueDate: '2027-01-10', sprintId });
-      tasks.beta = await createTask(project, { title: 'beta TESTING', status: 'in_progress', priority: 'low', assigneeId: grace, labelIds: [bug, feature], dueDate: '2027-01-20' });
+      tasks.alpha = await createTask(project, {
+        title: 'Alpha release',
+        status: 'todo',
+        priority: 'high',
+        assigneeId: ada,
+        labelIds: [bug],
+        dueDate: '2027-01-10',
+        sprintId,
+      });
+      tasks.beta = await createTask(project, {
+        title: 'beta TESTING',
+        status: 'in_progress',
+        priority: 'low',
+        assigneeId: grace,
+        labelIds: [bug, feature],
+        dueDate: '2027-01-20',
+      });
       tasks.percent = await createTask(project, { title: '100% done_ish \\o/', status: 'done', priority: 'urgent', dueDate: '2027-01-31' });
       tasks.plain = await createTask(project, { title: '100 percent, done ish', status: 'backlog' });
       tasks.child = await createTask(project, { title: 'Child of alpha', parentId: tasks.alpha.id, status: 'todo', sprintId });
@@ -215,7 +230,9 @@ describe('GET /api/v1/tasks', () => {
       await expectMatches(`status=todo,in_progress&labelId=${project.labels[0].id}&q=a`, ['alpha', 'beta']);
       const first = await project.api.get('/api/v1/tasks?limit=1&status=todo,in_progress,done').expect(200);
       expect(first.body.total).toBe(4);
-      const second = await project.api.get(`/api/v1/tasks?limit=1&status=todo,in_progress,done&cursor=${encodeURIComponent(first.body.nextCursor)}`).expect(200);
+      const second = await project.api
+        .get(`/api/v1/tasks?limit=1&status=todo,in_progress,done&cursor=${encodeURIComponent(first.body.nextCursor)}`)
+        .expect(200);
       expect(second.body.total).toBe(4);
     });
   });
@@ -226,9 +243,15 @@ describe('GET /api/v1/tasks', () => {
       const blocker = await createTask(project, { title: 'Blocker' });
       const task = await createTask(project, { title: 'Waits' });
       await project.api.post(`/api/v1/tasks/${task.id}/dependencies`, { blockedById: blocker.id }).expect(201);
-      const blockedInList = async () => (await project.api.get('/api/v1/tasks').expect(200)).body.tasks.find((item: TaskJson) => item.id === task.id).blocked;
+      const blockedInList = async () =>
+        (await project.api.get('/api/v1/tasks').expect(200)).body.tasks.find((item: TaskJson) => item.id === task.id).blocked;
       expect(await blockedInList()).toBe(true);
-      for (const [status, blocked] of [['done', false], ['in_review', true], ['cancelled', false], ['todo', true]] as const) {
+      for (const [status, blocked] of [
+        ['done', false],
+        ['in_review', true],
+        ['cancelled', false],
+        ['todo', true],
+      ] as const) {
         await project.api.patch(`/api/v1/tasks/${blocker.id}`, { status }).expect(200);
         expect(await blockedInList()).toBe(blocked);
       }
@@ -319,7 +342,8 @@ describe('GET /api/v1/tasks', () => {
       // page with an old total. Read the raw rows: the task and the version change as one.
       const project = await createProject(t);
       const version = async () =>
-        (await t.prisma.$queryRaw<{ version: bigint }[]>`SELECT version FROM task_list_versions WHERE project_id = ${project.id}::uuid`)[0]?.version ?? 0n;
+        (await t.prisma.$queryRaw<{ version: bigint }[]>`SELECT version FROM task_list_versions WHERE project_id = ${project.id}::uuid`)[0]
+          ?.version ?? 0n;
       const before = await version();
       await expect(
         t.prisma.$transaction(async (tx) => {
@@ -378,7 +402,12 @@ describe('GET /api/v1/tasks', () => {
     it('visits each of 300 tasks with the same createdAt exactly once while new tasks arrive', async () => {
       const project = await createProject(t);
       const createdAt = new Date('2026-06-01T12:00:00.000Z');
-      const originals = Array.from({ length: 300 }, (_, i) => ({ projectId: project.id, title: `Same instant ${i}`, createdAt, updatedAt: createdAt }));
+      const originals = Array.from({ length: 300 }, (_, i) => ({
+        projectId: project.id,
+        title: `Same instant ${i}`,
+        createdAt,
+        updatedAt: createdAt,
+      }));
       await t.prisma.task.createMany({ data: originals });
       const originalIds = (await t.prisma.task.findMany({ where: { projectId: project.id }, select: { id: true } })).map((row) => row.id);
 

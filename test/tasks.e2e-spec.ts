@@ -2,8 +2,20 @@ import { createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } fro
 import { startTestApp, TestApp } from './support/test-app';
 
 const LIST_ITEM_KEYS = [
-  'assignee', 'blocked', 'completedAt', 'createdAt', 'dueDate', 'id', 'labels', 'parentId', 'priority', 'projectId',
-  'sprint', 'status', 'title', 'updatedAt',
+  'assignee',
+  'blocked',
+  'completedAt',
+  'createdAt',
+  'dueDate',
+  'id',
+  'labels',
+  'parentId',
+  'priority',
+  'projectId',
+  'sprint',
+  'status',
+  'title',
+  'updatedAt',
 ];
 const DETAIL_KEYS = [...LIST_ITEM_KEYS, 'dependencies', 'description'].sort();
 
@@ -18,8 +30,7 @@ describe('tasks', () => {
   });
   afterAll(() => t.close());
 
-  const historyOf = (taskId: string) =>
-    t.prisma.historyEntry.findMany({ where: { taskId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const historyOf = (taskId: string) => t.prisma.historyEntry.findMany({ where: { taskId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
 
   describe('POST /api/v1/tasks', () => {
     it('creates a task with the defaults, answers 201 with it in full and a Location header', async () => {
@@ -167,7 +178,11 @@ describe('tasks', () => {
       const before = await t.prisma.task.count();
       for (const body of [{ title: 'a\u0000b' }, { title: 'T', description: '\u0000' }]) {
         const res = await project.api.post('/api/v1/tasks', body);
-        expect([res.status, res.body.code, res.body.errors?.[0]?.message]).toEqual([400, 'validation_failed', 'must not contain the NUL character (U+0000)']);
+        expect([res.status, res.body.code, res.body.errors?.[0]?.message]).toEqual([
+          400,
+          'validation_failed',
+          'must not contain the NUL character (U+0000)',
+        ]);
       }
       expect(await t.prisma.task.count()).toBe(before);
       const search = await project.api.get('/api/v1/tasks?q=%00');
@@ -191,12 +206,7 @@ describe('tasks', () => {
     });
 
     it('answers 404 for referenced ids that do not exist or are not ids at all', async () => {
-      for (const body of [
-        { assigneeId: NO_SUCH_ID },
-        { labelIds: ['nope'] },
-        { sprintId: 'sprint-1' },
-        { parentId: NO_SUCH_ID },
-      ]) {
+      for (const body of [{ assigneeId: NO_SUCH_ID }, { labelIds: ['nope'] }, { sprintId: 'sprint-1' }, { parentId: NO_SUCH_ID }]) {
         const res = await project.api.post('/api/v1/tasks', { title: 'T', ...body });
         expect([res.status, res.body.code]).toEqual([404, 'not_found']);
       }
@@ -371,7 +381,13 @@ describe('tasks', () => {
       const task = await createTask(project, { title: 'Same', priority: 'high', labelIds: [bug.id, feature.id], dueDate: '2027-03-01' });
       const before = await historyOf(task.id);
       const res = await project.api
-        .patch(`/api/v1/tasks/${task.id}`, { title: 'Same', priority: 'high', labelIds: [feature.id, bug.id], dueDate: '2027-03-01', description: null })
+        .patch(`/api/v1/tasks/${task.id}`, {
+          title: 'Same',
+          priority: 'high',
+          labelIds: [feature.id, bug.id],
+          dueDate: '2027-03-01',
+          description: null,
+        })
         .expect(200);
       expect(res.body.task.updatedAt).toBe(task.updatedAt);
       expect(await historyOf(task.id)).toEqual(before);
@@ -381,7 +397,13 @@ describe('tasks', () => {
       const task = await createTask(project, { title: 'Old', priority: 'low' });
       const member = project.members[0].membershipId;
       await project.api
-        .patch(`/api/v1/tasks/${task.id}`, { title: 'New', priority: 'low', assigneeId: member, labelIds: [project.labels[0].id], dueDate: '2027-05-05' })
+        .patch(`/api/v1/tasks/${task.id}`, {
+          title: 'New',
+          priority: 'low',
+          assigneeId: member,
+          labelIds: [project.labels[0].id],
+          dueDate: '2027-05-05',
+        })
         .expect(200);
       const entries = await historyOf(task.id);
       expect(entries).toHaveLength(2);
@@ -470,7 +492,7 @@ describe('tasks', () => {
       await project.api.get(`/api/v1/tasks/${first.id}`).expect(404);
     });
 
-    it('answers 404 to a second DELETE, and for another project\'s task', async () => {
+    it("answers 404 to a second DELETE, and for another project's task", async () => {
       const task = await createTask(project);
       await project.api.delete(`/api/v1/tasks/${task.id}`).expect(204);
       const again = await project.api.delete(`/api/v1/tasks/${task.id}`).expect(404);
@@ -491,7 +513,7 @@ describe('tasks', () => {
   });
 
   describe('GET /api/v1/members and /api/v1/labels', () => {
-    it('lists the members and labels of the key\'s project only', async () => {
+    it("lists the members and labels of the key's project only", async () => {
       const members = (await project.api.get('/api/v1/members').expect(200)).body;
       expect(members).toEqual({ members: project.members });
       const labels = (await project.api.get('/api/v1/labels').expect(200)).body;

@@ -16,7 +16,11 @@ describe('trash', () => {
   describe('GET /api/v1/trash', () => {
     it('lists trashed tasks, most recently deleted first, with deletedAt and without description', async () => {
       const own = await createProject(t, 'Trash list');
-      const [a, b, c] = [await createTask(own, { title: 'A', description: 'd' }), await createTask(own, { title: 'B' }), await createTask(own, { title: 'C' })];
+      const [a, b, c] = [
+        await createTask(own, { title: 'A', description: 'd' }),
+        await createTask(own, { title: 'B' }),
+        await createTask(own, { title: 'C' }),
+      ];
       await trash(own, b.id);
       await trash(own, a.id);
       await trash(own, c.id);
@@ -49,7 +53,9 @@ describe('trash', () => {
       const taskCursor = (await own.api.get('/api/v1/tasks?limit=1')).body.nextCursor;
       expect((await own.api.get(`/api/v1/trash?cursor=${encodeURIComponent(taskCursor)}`).expect(400)).body.code).toBe('invalid_cursor');
       // The trash page of this cursor is remembered; on the task list the cursor is still refused.
-      expect((await own.api.get(`/api/v1/tasks?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`).expect(400)).body.code).toBe('invalid_cursor');
+      expect((await own.api.get(`/api/v1/tasks?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`).expect(400)).body.code).toBe(
+        'invalid_cursor',
+      );
       expect((await own.api.get('/api/v1/trash?status=done').expect(400)).body.code).toBe('unknown_field');
     });
   });
@@ -128,7 +134,7 @@ describe('trash', () => {
       expect(actions).toEqual(['restored', 'deleted', 'created']);
     });
 
-    it('answers 404 for a live task, another project\'s trashed task, or an unknown id', async () => {
+    it("answers 404 for a live task, another project's trashed task, or an unknown id", async () => {
       const live = await createTask(project);
       const other = await createProject(t, 'Other');
       const theirs = await createTask(other);
@@ -181,7 +187,7 @@ describe('trash', () => {
       expect((await own.api.get('/api/v1/trash')).body.total).toBe(0);
     });
 
-    it('answers 404 for a live task, a second purge, and another project\'s task', async () => {
+    it("answers 404 for a live task, a second purge, and another project's task", async () => {
       const live = await createTask(project);
       expect((await project.api.delete(`/api/v1/trash/${live.id}`).expect(404)).body.code).toBe('not_found');
       await project.api.get(`/api/v1/tasks/${live.id}`).expect(200);

@@ -22,7 +22,10 @@ export class SprintsController {
   /** Creates a sprint; it starts planned. */
   @Post()
   @RequirePermission('sprints:manage')
-  @ApiBadRequestResponse({ description: 'Invalid or unknown field, status sent (read_only_field), or endDate before startDate (invalid_date_window)', type: ProblemDto })
+  @ApiBadRequestResponse({
+    description: 'Invalid or unknown field, status sent (read_only_field), or endDate before startDate (invalid_date_window)',
+    type: ProblemDto,
+  })
   create(@CurrentCaller() caller: Caller, @Body() dto: CreateSprintDto): Promise<SprintResponseDto> {
     return this.sprints.create(caller, dto);
   }
@@ -37,9 +40,16 @@ export class SprintsController {
   /** Changes name, goal or window; the window is checked on the resulting values. */
   @Patch(':sprintId')
   @RequirePermission('sprints:manage')
-  @ApiBadRequestResponse({ description: 'Empty body, invalid or unknown field, status sent, or a resulting endDate before startDate', type: ProblemDto })
+  @ApiBadRequestResponse({
+    description: 'Empty body, invalid or unknown field, status sent, or a resulting endDate before startDate',
+    type: ProblemDto,
+  })
   @ApiNotFoundResponse({ description: 'No such sprint in this project', type: ProblemDto })
-  update(@CurrentCaller() caller: Caller, @Param('sprintId') sprintId: string, @Body(NonEmptyBodyPipe) dto: UpdateSprintDto): Promise<SprintResponseDto> {
+  update(
+    @CurrentCaller() caller: Caller,
+    @Param('sprintId') sprintId: string,
+    @Body(NonEmptyBodyPipe) dto: UpdateSprintDto,
+  ): Promise<SprintResponseDto> {
     return this.sprints.update(caller, sprintId, dto);
   }
 

@@ -105,7 +105,8 @@ export class SprintsService {
       const current = await lockSprint(tx, null, sprintId);
       const target = moveOpenTasksTo === null ? null : await lockSprint(tx, current.projectId, moveOpenTasksTo, 'Sprint to move the open tasks to');
       if (current.status !== 'active') throw conflict('conflict', `Only the active sprint can be closed; this one is ${current.status}`);
-      if (target && target.status !== 'planned') throw conflict('conflict', `Open tasks can only move to a planned sprint; that one is ${target.status}`);
+      if (target && target.status !== 'planned')
+        throw conflict('conflict', `Open tasks can only move to a planned sprint; that one is ${target.status}`);
       await this.moveTasks(tx, { projectId: current.projectId, actor: APP_ACTOR, from: sprintId, to: moveOpenTasksTo, onlyOpen: true });
       return tx.sprint.update({ where: { id: sprintId }, data: { status: 'closed', updatedAt: new Date() } });
     });

@@ -46,7 +46,12 @@ export class TaskReader {
    * SQL statements: one, the page; or, when this page was answered before, one that reads
    * the project's version, and the page only if the version moved since.
    */
-  async list<T extends { tasks: TaskDto[] }>(projectId: string, where: Prisma.Sql[], order: TaskListOrder, query: PageQueryDto): Promise<JsonText<T>> {
+  async list<T extends { tasks: TaskDto[] }>(
+    projectId: string,
+    where: Prisma.Sql[],
+    order: TaskListOrder,
+    query: PageQueryDto,
+  ): Promise<JsonText<T>> {
     const kind = CURSOR_KIND[order];
     const limit = query.limit ?? 50;
     const matches = Prisma.join([Prisma.sql`t.project_id = ${projectId}::uuid`, ...where], ' AND ');

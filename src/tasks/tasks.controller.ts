@@ -29,7 +29,10 @@ export class TasksController {
   @RequirePermission('tasks:create')
   @ApiCreatedResponse({ type: TaskResponseDto })
   @ApiBadRequestResponse({ description: 'Invalid or unknown field, or parentId names a subtask (nesting_too_deep)', type: ProblemDto })
-  @ApiNotFoundResponse({ description: 'assigneeId, labelIds, sprintId or parentId is not in this project, or the sprint is closed', type: ProblemDto })
+  @ApiNotFoundResponse({
+    description: 'assigneeId, labelIds, sprintId or parentId is not in this project, or the sprint is closed',
+    type: ProblemDto,
+  })
   async create(@CurrentCaller() caller: Caller, @Body() dto: CreateTaskDto, @Res({ passthrough: true }) res: Response): Promise<TaskResponseDto> {
     const created = await this.tasks.create(caller, dto);
     res.location(`/api/v1/tasks/${created.task.id}`);

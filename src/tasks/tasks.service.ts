@@ -178,7 +178,11 @@ const TASK_COLUMNS = Prisma.raw('title, description, status, priority, assignee_
 function taskValues(fields: TaskFields, now: Date, previousStatus: TaskStatus | null = null): Prisma.Sql {
   const at = now.toISOString();
   const completedAt =
-    fields.status !== TaskStatus.done ? Prisma.sql`NULL` : previousStatus === TaskStatus.done ? Prisma.sql`completed_at` : Prisma.sql`${at}::timestamptz`;
+    fields.status !== TaskStatus.done
+      ? Prisma.sql`NULL`
+      : previousStatus === TaskStatus.done
+        ? Prisma.sql`completed_at`
+        : Prisma.sql`${at}::timestamptz`;
   return Prisma.sql`${fields.title}, ${fields.description}, ${fields.status}::task_status, ${fields.priority}::task_priority,
     ${fields.assigneeId}::uuid, ${fields.sprintId}::uuid, ${fields.dueDate}::date, ${completedAt}, ${at}::timestamptz`;
 }

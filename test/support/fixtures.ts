@@ -49,7 +49,11 @@ export async function createProject(t: TestApp, name = 'Test project'): Promise<
     members.push((await admin.post(`/admin/v1/projects/${project.id}/members`, { name: memberName }).expect(201)).body.member);
   }
   const labels = [];
-  for (const [labelName, color] of [['bug', '#d73a4a'], ['feature', '#0e8a16'], ['docs', '#0075ca']]) {
+  for (const [labelName, color] of [
+    ['bug', '#d73a4a'],
+    ['feature', '#0e8a16'],
+    ['docs', '#0075ca'],
+  ]) {
     labels.push((await admin.post(`/admin/v1/projects/${project.id}/labels`, { name: labelName, color }).expect(201)).body.label);
   }
   const issueKey = async (permissions: Permission[], keyName = 'Test key') => {

@@ -38,5 +38,9 @@ export class RequestShapeInterceptor implements NestInterceptor {
 }
 
 function rejectFields(fields: string[]): void {
-  if (fields.length) throw invalidFields('unknown_field', fields.map((field) => ({ field, message: 'is not a field of this request' })));
+  if (fields.length)
+    throw invalidFields(
+      'unknown_field',
+      fields.map((field) => ({ field, message: 'is not a field of this request' })),
+    );
 }
