@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
+import { ChangeLogModule } from './changes/change-log.module';
 import { CommonModule } from './common/common.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { RequestShapeInterceptor } from './common/http/request-shape.interceptor';
@@ -10,6 +11,7 @@ import { createValidationPipe } from './common/validation/validation.pipe';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { HistoryModule } from './history/history.module';
 import { ProjectsModule } from './projects/projects.module';
@@ -26,6 +28,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         DatabaseModule,
         CommonModule,
+        ChangeLogModule,
         AuthModule,
         HealthModule,
         ProjectsModule,
@@ -33,6 +36,7 @@ export class AppModule {
         HistoryModule,
         SprintsModule,
         TrashModule,
+        EventsModule,
         // Last of the /api/v1 modules: its catch-all route must come after every real one.
         UnknownApiRouteModule,
         // Without ADMIN_TOKEN the admin interface does not exist: every /admin path is 404.

@@ -22,7 +22,7 @@ import { engine, startTestApp } from './support/test-app';
       const api = withKey(first, key!);
       await api.get('/api/v1/members').expect(200);
       const row = await first.prisma.apiKey.findFirstOrThrow({ where: { prefix: key!.slice(0, 12) } });
-      expect([...row.permissions].sort()).toEqual(['sprints:manage', 'tasks:create', 'tasks:delete', 'tasks:edit']);
+      expect([...row.permissions].sort()).toEqual(['sprints:manage', 'tasks:create', 'tasks:delete', 'tasks:edit', 'webhooks:manage']);
       await first.close();
 
       printed.length = 0;

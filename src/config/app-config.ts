@@ -17,6 +17,16 @@ export interface AppConfig {
   seedDemoProject: boolean;
   /** Emit Prisma query events (the tests count the statements of a request); off in service. */
   emitQueryEvents: boolean;
+  /** How long a stored answer of an Idempotency-Key is replayed (decisions.md section 11). */
+  idempotencyTtlHours: number;
+  /** Events older than this many days are removed; null keeps them forever (section 13). */
+  eventRetentionDays: number | null;
+  /** A webhook attempt that has not answered 2xx within this is a failed attempt (section 14). */
+  webhookTimeoutMs: number;
+  /** Delays after each failed attempt, in ms; after the last one the delivery is failed. */
+  webhookRetrySchedule: number[];
+  /** Allow http:// and private, loopback and link-local webhook targets (development and tests). */
+  webhookAllowPrivateUrls: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -44,6 +54,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     redisUrl,
     seedDemoProject: true,
     emitQueryEvents: false,
+    idempotencyTtlHours: integer(env, 'IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
+    eventRetentionDays: optional(env.EVENT_RETENTION_DAYS) === null ? null : integer(env, 'EVENT_RETENTION_DAYS', 0, 1, 100_000),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000),
+    webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
+    webhookAllowPrivateUrls: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
   };
 }
 
@@ -58,4 +73,23 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A comma-separated list of durations such as `5s,5m,2h` (units ms, s, m, h, d), in ms. */
+function durations(env: NodeJS.ProcessEnv, name: string, fallback: string): number[] {
+  const raw = optional(env[name]) ?? fallback;
+  return raw.split(',').map((item) => {
+    const match = /^(\d+)(ms|s|m|h|d)$/.exec(item.trim());
+    if (!match) throw new ConfigError(`${name} must be a comma-separated list of durations such as 5s,5m,2h (units ms, s, m, h, d), got "${raw}"`);
+    return Number(match[1]) * DURATION_UNITS_MS[match[2]];
+  });
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = optional(env[name]);
+  if (raw === null) return fallback;
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  return raw === 'true';
 }

@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 
 /** One connection's worth of raw SQL, used where a session matters (the migrator's advisory lock). */
@@ -21,8 +21,18 @@ export interface DatabaseEngine {
   readonly kind: 'postgresql' | 'pglite';
   readonly adapter: SqlMigrationAwareDriverAdapterFactory;
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onNotify` with the payload of every NOTIFY on `channel` once its transaction has
+   * committed, from any process on the same database. `null` means notifications may have been
+   * missed (the listening connection was lost and is back): treat everything as changed.
+   * Closed with the engine.
+   */
+  listen(channel: string, onNotify: (payload: string | null) => void): Promise<void>;
   close(): Promise<void>;
 }
+
+/** How long a lost LISTEN connection waits before it connects again. */
+const RELISTEN_DELAY_MS = 1000;
 
 export async function openDatabase(options: { databaseUrl: string | null; dataDir: string }): Promise<DatabaseEngine> {
   return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
@@ -36,9 +46,39 @@ function openPostgres(connectionString: string): DatabaseEngine {
   // session's time zone: every session runs in UTC, whatever the server's default. (pg runs
   // it before anything else the new connection is given.)
   pool.on('connect', (client) => void client.query("SET TIME ZONE 'UTC'").catch(() => undefined));
+  const listeners: Client[] = [];
+  let closed = false;
+  // LISTEN needs a connection of its own for as long as it listens: not one of the pool's,
+  // which serve queries (a held long poll holds no connection at all).
+  const listen = async (channel: string, onNotify: (payload: string | null) => void, missed = false): Promise<void> => {
+    const client = new Client({ connectionString });
+    listeners.push(client);
+    let lost = false;
+    const relisten = () => {
+      if (lost) return;
+      lost = true;
+      listeners.splice(listeners.indexOf(client), 1);
+      client.removeAllListeners();
+      client.on('error', () => undefined);
+      void client.end().catch(() => undefined);
+      if (!closed) setTimeout(() => void listen(channel, onNotify, true).catch(() => undefined), RELISTEN_DELAY_MS).unref();
+    };
+    client.on('error', relisten);
+    client.on('end', relisten);
+    client.on('notification', (message) => onNotify(message.payload ?? ''));
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${channel}"`);
+      if (missed) onNotify(null);
+    } catch (error) {
+      relisten();
+      if (!missed) throw error;
+    }
+  };
   return {
     kind: 'postgresql',
     adapter: new PrismaPg(pool, { disposeExternalPool: false }),
+    listen: (channel, onNotify) => listen(channel, onNotify),
     async withSession(work) {
       const client = await pool.connect();
       try {
@@ -50,7 +90,11 @@ function openPostgres(connectionString: string): DatabaseEngine {
         client.release();
       }
     },
-    close: () => pool.end(),
+    close: async () => {
+      closed = true;
+      await Promise.all(listeners.map((client) => client.end().catch(() => undefined)));
+      await pool.end();
+    },
   };
 }
 
@@ -65,6 +109,7 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
         query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params)).rows,
         exec: async (sql) => void (await db.exec(sql)),
       }),
+    listen: async (channel, onNotify) => void (await db.listen(channel, onNotify)),
     close: () => db.close(),
   };
 }

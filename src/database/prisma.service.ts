@@ -1,4 +1,5 @@
 import { OnApplicationShutdown } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { PrismaClient } from '../generated/prisma/client';
 import type { DatabaseEngine } from './database-engine';
 
@@ -19,6 +20,21 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
     });
   }
 
+  /**
+   * The one way services run a change: `work` in one transaction. When the request already
+   * holds one (a write sent with an Idempotency-Key, whose stored answer must commit with the
+   * change: src/idempotency), the change joins it instead of opening its own.
+   */
+  write<T>(work: (tx: PrismaTransaction) => Promise<T>): Promise<T> {
+    const open = requestTransaction.getStore();
+    return open ? work(open) : this.$transaction(work);
+  }
+
+  /** Runs `work` with every `write` inside it joining `tx`. */
+  static withinTransaction<T>(tx: PrismaTransaction, work: () => Promise<T>): Promise<T> {
+    return requestTransaction.run(tx, work);
+  }
+
   async onApplicationShutdown(): Promise<void> {
     await this.$disconnect();
     await this.engine.close();
@@ -27,3 +43,5 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
 
 /** The client handed to the callback of `prisma.$transaction(async (tx) => ...)`. */
 export type PrismaTransaction = Parameters<Parameters<PrismaService['$transaction']>[0]>[0];
+
+const requestTransaction = new AsyncLocalStorage<PrismaTransaction>();

@@ -2,6 +2,6 @@ import { Module } from '@nestjs/common';
 import { HistoryController } from './history.controller';
 import { HistoryService } from './history.service';
 
-/** Task history: recorded by the task, sprint, trash and admin services, read by clients. */
-@Module({ controllers: [HistoryController], providers: [HistoryService], exports: [HistoryService] })
+/** Task history, as clients read it (ChangeLog in src/changes records it with each change). */
+@Module({ controllers: [HistoryController], providers: [HistoryService] })
 export class HistoryModule {}

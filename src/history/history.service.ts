@@ -1,53 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { isDeepStrictEqual } from 'node:util';
 import type { Caller } from '../auth/caller';
 import { notFound } from '../common/errors/problem';
 import { isUuid } from '../common/ids';
 import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { toPage } from '../common/pagination/page';
-import { PrismaService, PrismaTransaction } from '../database/prisma.service';
+import { PrismaService } from '../database/prisma.service';
+import type { FieldChange } from '../changes/change';
 import type { HistoryPageDto } from './history-entry.dto';
 
-export type HistoryAction = 'created' | 'updated' | 'deleted' | 'restored' | 'dependency_added' | 'dependency_removed';
-
-/** One field's change, in the API's names and values. */
-export interface FieldChange {
-  field: string;
-  from: unknown;
-  to: unknown;
-}
-
-export interface HistoryRecord {
-  taskId: string;
-  action: HistoryAction;
-  changes?: FieldChange[];
-}
-
-/** Who made a change: a key, or the product's app (sprint closing). */
-export const APP_ACTOR = 'App';
-
-/**
- * The one place that writes task history. Services call `record` inside the
- * transaction of the change itself, so a change and its entry commit together.
- */
+/** Reads task history; ChangeLog (src/changes) writes it, with the change it records. */
 @Injectable()
 export class HistoryService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly cursors: CursorCodec,
   ) {}
-
-  async record(tx: PrismaTransaction, entry: { projectId: string; actor: string; at: Date; records: HistoryRecord[] }): Promise<void> {
-    if (entry.records.length === 0) return;
-    // One statement for all the records; raw SQL because a Prisma createMany first goes
-    // through Prisma's query compiler, which costs more CPU than the insert (README.md, Performance).
-    const rows = entry.records.map((record) => ({ task_id: record.taskId, action: record.action, changes: record.changes ?? [] }));
-    await tx.$executeRaw`
-      INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
-      SELECT ${entry.projectId}::uuid, r.task_id, ${entry.actor}, r.action, r.changes, ${entry.at.toISOString()}::timestamptz
-        FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(task_id uuid, action text, changes json)`;
-  }
 
   /** A live task's history, newest first, paginated like the task list. */
   async list(caller: Caller, taskId: string, query: PageQueryDto): Promise<HistoryPageDto> {
@@ -80,12 +48,4 @@ export class HistoryService {
       nextCursor: page.nextCursor,
     };
   }
-}
-
-/** The fields whose value differs between `before` and `after`, for `after`'s fields. */
-export function changesBetween<T extends object>(before: T, after: Partial<T>): FieldChange[] {
-  const from = before as Record<string, unknown>;
-  return Object.entries(after)
-    .filter(([field, to]) => !isDeepStrictEqual(from[field], to))
-    .map(([field, to]) => ({ field, from: from[field], to }));
 }

@@ -3,6 +3,7 @@ import { ApiBadRequestResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swa
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
+import { IfMatch } from '../common/http/entity-tag';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import { CreateSprintDto, SprintListDto, SprintResponseDto, UpdateSprintDto } from './sprint.dto';
 import { SprintsService } from './sprints.service';
@@ -49,8 +50,9 @@ export class SprintsController {
     @CurrentCaller() caller: Caller,
     @Param('sprintId') sprintId: string,
     @Body(NonEmptyBodyPipe) dto: UpdateSprintDto,
+    @IfMatch() ifMatch: string | undefined,
   ): Promise<SprintResponseDto> {
-    return this.sprints.update(caller, sprintId, dto);
+    return this.sprints.update(caller, sprintId, dto, ifMatch);
   }
 
   /** Deletes the sprint; its tasks survive without a sprint. */
@@ -58,7 +60,7 @@ export class SprintsController {
   @HttpCode(204)
   @RequirePermission('sprints:manage')
   @ApiNotFoundResponse({ description: 'No such sprint in this project', type: ProblemDto })
-  delete(@CurrentCaller() caller: Caller, @Param('sprintId') sprintId: string): Promise<void> {
-    return this.sprints.delete(caller, sprintId);
+  delete(@CurrentCaller() caller: Caller, @Param('sprintId') sprintId: string, @IfMatch() ifMatch: string | undefined): Promise<void> {
+    return this.sprints.delete(caller, sprintId, ifMatch);
   }
 }

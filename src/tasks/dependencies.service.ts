@@ -3,7 +3,7 @@ import type { Caller } from '../auth/caller';
 import { badRequest, conflict, notFound } from '../common/errors/problem';
 import { isUuid } from '../common/ids';
 import { PrismaService, PrismaTransaction } from '../database/prisma.service';
-import { HistoryService } from '../history/history.service';
+import { ChangeLog } from '../changes/change-log.service';
 import { TaskReader } from './task-reader.service';
 import type { TaskDetailDto, TaskResponseDto } from './task.dto';
 
@@ -17,13 +17,13 @@ export class DependenciesService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly reader: TaskReader,
-    private readonly history: HistoryService,
+    private readonly changes: ChangeLog,
   ) {}
 
   async add(caller: Caller, taskId: string, blockedById: string): Promise<TaskResponseDto> {
     if (blockedById === taskId) throw badRequest('validation_failed', 'a task cannot be blocked by itself', 'blockedById');
     const { projectId } = caller;
-    const task = await this.prisma.$transaction(async (tx) => {
+    const task = await this.prisma.write(async (tx) => {
       await lockProjectDependencies(tx, projectId);
       await assertLiveTasks(tx, projectId, [taskId, blockedById]);
       const existing = await tx.taskDependency.count({ where: { taskId, blockedById } });
@@ -34,11 +34,11 @@ export class DependenciesService {
       const now = new Date();
       await tx.taskDependency.create({ data: { projectId, taskId, blockedById, createdAt: now } });
       await tx.task.update({ where: { id: taskId }, data: { updatedAt: now } });
-      await this.history.record(tx, {
+      await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
         at: now,
-        records: [{ taskId, action: 'dependency_added', changes: [{ field: 'blockedById', from: null, to: blockedById }] }],
+        records: [{ task: taskId, action: 'dependency_added', blockedById }],
       });
       return this.reader.detail(projectId, taskId, tx);
     });
@@ -47,18 +47,18 @@ export class DependenciesService {
 
   async remove(caller: Caller, taskId: string, blockedById: string): Promise<void> {
     const { projectId } = caller;
-    await this.prisma.$transaction(async (tx) => {
+    await this.prisma.write(async (tx) => {
       await lockProjectDependencies(tx, projectId);
       await assertLiveTasks(tx, projectId, [taskId, blockedById], 'Dependency');
       const { count } = await tx.taskDependency.deleteMany({ where: { projectId, taskId, blockedById } });
       if (count === 0) throw notFound('Dependency');
       const now = new Date();
       await tx.task.update({ where: { id: taskId }, data: { updatedAt: now } });
-      await this.history.record(tx, {
+      await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
         at: now,
-        records: [{ taskId, action: 'dependency_removed', changes: [{ field: 'blockedById', from: blockedById, to: null }] }],
+        records: [{ task: taskId, action: 'dependency_removed', blockedById }],
       });
     });
   }

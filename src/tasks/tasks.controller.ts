@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
+import { IfMatch } from '../common/http/entity-tag';
 import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import { CreateTaskDto, ListTasksQueryDto, TaskListDto, TaskResponseDto, UpdateTaskDto } from './task.dto';
@@ -51,8 +52,13 @@ export class TasksController {
   @RequirePermission('tasks:edit')
   @ApiBadRequestResponse({ description: 'Empty body, invalid or unknown field, or parentId (read-only)', type: ProblemDto })
   @ApiNotFoundResponse({ description: 'No such live task, or a referenced id is not in this project, or the sprint is closed', type: ProblemDto })
-  update(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string, @Body(NonEmptyBodyPipe) dto: UpdateTaskDto): Promise<TaskResponseDto> {
-    return this.tasks.update(caller, taskId, dto);
+  update(
+    @CurrentCaller() caller: Caller,
+    @Param('taskId') taskId: string,
+    @Body(NonEmptyBodyPipe) dto: UpdateTaskDto,
+    @IfMatch() ifMatch: string | undefined,
+  ): Promise<TaskResponseDto> {
+    return this.tasks.update(caller, taskId, dto, ifMatch);
   }
 
   /** Sends the task and its subtasks to the trash (DELETE /api/v1/trash/{taskId} destroys it). */
@@ -60,7 +66,7 @@ export class TasksController {
   @HttpCode(204)
   @RequirePermission('tasks:delete')
   @ApiNotFoundResponse({ description: 'No such live task in this project', type: ProblemDto })
-  trash(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string): Promise<void> {
-    return this.tasks.trash(caller, taskId);
+  trash(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string, @IfMatch() ifMatch: string | undefined): Promise<void> {
+    return this.tasks.trash(caller, taskId, ifMatch);
   }
 }

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { HistoryModule } from '../history/history.module';
 import { DependenciesController } from './dependencies.controller';
 import { DependenciesService } from './dependencies.service';
 import { TaskReader } from './task-reader.service';
@@ -8,7 +7,6 @@ import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
 
 @Module({
-  imports: [HistoryModule],
   controllers: [TasksController, DependenciesController],
   providers: [TasksService, DependenciesService, TaskReader, TaskListCache],
   exports: [TaskReader],

@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
 import { notFound } from '../common/errors/problem';
+import { assertIfMatch } from '../common/http/entity-tag';
 import type { JsonText } from '../common/http/json-text';
 import { isUuid } from '../common/ids';
 import { PrismaService, PrismaTransaction } from '../database/prisma.service';
 import { Prisma } from '../generated/prisma/client';
-import { changesBetween, HistoryService } from '../history/history.service';
+import { ChangeLog } from '../changes/change-log.service';
+import { changesBetween, definedOnly } from '../changes/change';
 import { TaskStatus } from './task-fields';
 import { taskListConditions } from './task-list-filters';
 import { TaskReader } from './task-reader.service';
@@ -42,7 +44,7 @@ export class TasksService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly reader: TaskReader,
-    private readonly history: HistoryService,
+    private readonly changes: ChangeLog,
   ) {}
 
   list(caller: Caller, query: ListTasksQueryDto): Promise<JsonText<TaskListDto>> {
@@ -68,7 +70,7 @@ export class TasksService {
       dueDate: dto.dueDate ?? null,
       parentId: dto.parentId ?? null,
     };
-    const task = await this.prisma.$transaction(async (tx) => {
+    const task = await this.prisma.write(async (tx) => {
       await checkTaskReferences(tx, projectId, fields);
       const now = new Date();
       // The task and its labels in one statement (a data-modifying CTE).
@@ -81,11 +83,11 @@ export class TasksService {
           INSERT INTO task_labels (project_id, task_id, label_id)
           SELECT ${projectId}::uuid, task.id, label_id FROM task, unnest(${fields.labelIds}::uuid[]) AS label_id)
         SELECT id::text FROM task`;
-      await this.history.record(tx, {
+      await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
         at: now,
-        records: [{ taskId: id, action: 'created', changes: changesBetween(NOTHING, fields) }],
+        records: [{ task: id, action: 'created', changes: changesBetween(NOTHING, fields) }],
       });
       return this.reader.detail(projectId, id, tx);
     });
@@ -97,11 +99,12 @@ export class TasksService {
    * apply one after the other and each records its own history entry. Values equal to
    * the current ones change nothing: no write, no history entry, same updatedAt.
    */
-  async update(caller: Caller, taskId: string, dto: UpdateTaskDto): Promise<TaskResponseDto> {
+  async update(caller: Caller, taskId: string, dto: UpdateTaskDto, ifMatch?: string): Promise<TaskResponseDto> {
     const { projectId } = caller;
-    const task = await this.prisma.$transaction(async (tx) => {
+    const task = await this.prisma.write(async (tx) => {
       const current = await lockLiveTask(tx, projectId, taskId);
-      const requested = definedOnly<Partial<TaskFields>>({
+      await assertIfMatch(ifMatch, async () => JSON.stringify({ task: await this.reader.detail(projectId, taskId, tx) }));
+      const requested = definedOnly<TaskFields>({
         title: dto.title,
         description: dto.description,
         status: dto.status,
@@ -120,7 +123,7 @@ export class TasksService {
           UPDATE tasks SET (${TASK_COLUMNS}) = (${taskValues(next, now, current.status)})
            WHERE id = ${taskId}::uuid AND project_id = ${projectId}::uuid`;
         if (requested.labelIds) await replaceLabels(tx, projectId, taskId, requested.labelIds);
-        await this.history.record(tx, { projectId, actor: caller.actor, at: now, records: [{ taskId, action: 'updated', changes }] });
+        await this.changes.record(tx, { projectId, actor: caller.actor, at: now, records: [{ task: taskId, action: 'updated', changes }] });
       }
       return this.reader.detail(projectId, taskId, tx);
     });
@@ -128,19 +131,20 @@ export class TasksService {
   }
 
   /** Sends a live task and its live subtasks to the trash; nothing is destroyed. */
-  async trash(caller: Caller, taskId: string): Promise<void> {
+  async trash(caller: Caller, taskId: string, ifMatch?: string): Promise<void> {
     const { projectId } = caller;
-    await this.prisma.$transaction(async (tx) => {
+    await this.prisma.write(async (tx) => {
       await lockLiveTask(tx, projectId, taskId);
+      await assertIfMatch(ifMatch, async () => JSON.stringify({ task: await this.reader.detail(projectId, taskId, tx) }));
       const subtasks = await tx.task.findMany({ where: { projectId, parentId: taskId, deletedAt: null }, select: { id: true } });
       const ids = [taskId, ...subtasks.map((subtask) => subtask.id)];
       const now = new Date();
       await tx.task.updateMany({ where: { id: { in: ids }, projectId }, data: { deletedAt: now, trashedWithId: taskId, updatedAt: now } });
-      await this.history.record(tx, {
+      await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
         at: now,
-        records: ids.map((id) => ({ taskId: id, action: 'deleted' as const })),
+        records: ids.map((id) => ({ task: id, action: 'deleted' as const })),
       });
     });
   }
@@ -194,8 +198,4 @@ async function replaceLabels(tx: PrismaTransaction, projectId: string, taskId: s
     INSERT INTO task_labels (project_id, task_id, label_id)
     SELECT ${projectId}::uuid, ${taskId}::uuid, label_id FROM unnest(${labelIds}::uuid[]) AS label_id
     ON CONFLICT DO NOTHING`;
-}
-
-function definedOnly<T extends object>(values: T): T {
-  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as T;
 }

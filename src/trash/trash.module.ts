@@ -1,9 +1,8 @@
 import { Module } from '@nestjs/common';
-import { HistoryModule } from '../history/history.module';
 import { TasksModule } from '../tasks/tasks.module';
 import { TrashController } from './trash.controller';
 import { TrashService } from './trash.service';
 
 /** The trash: list, restore, purge. Sending a task there is DELETE /api/v1/tasks/{taskId} (src/tasks). */
-@Module({ imports: [TasksModule, HistoryModule], controllers: [TrashController], providers: [TrashService] })
+@Module({ imports: [TasksModule], controllers: [TrashController], providers: [TrashService] })
 export class TrashModule {}

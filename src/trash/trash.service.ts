@@ -6,7 +6,7 @@ import type { JsonText } from '../common/http/json-text';
 import { isUuid } from '../common/ids';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { PrismaService, PrismaTransaction } from '../database/prisma.service';
-import { HistoryService } from '../history/history.service';
+import { ChangeLog } from '../changes/change-log.service';
 import { TaskReader } from '../tasks/task-reader.service';
 import type { TaskDetailDto, TaskResponseDto } from '../tasks/task.dto';
 import type { TrashListDto } from './trash.dto';
@@ -16,7 +16,7 @@ export class TrashService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly reader: TaskReader,
-    private readonly history: HistoryService,
+    private readonly changes: ChangeLog,
   ) {}
 
   /** The project's trash, most recently deleted first, paginated like the task list. */
@@ -31,7 +31,7 @@ export class TrashService {
    */
   async restore(caller: Caller, taskId: string): Promise<TaskResponseDto> {
     const { projectId } = caller;
-    const task = await this.prisma.$transaction(async (tx) => {
+    const task = await this.prisma.write(async (tx) => {
       const trashed = await lockTrashedTask(tx, projectId, taskId);
       if (trashed.parent_deleted) throw conflict('conflict', 'Its parent task is in the trash: restore the parent first');
       const restored = await tx.task.findMany({
@@ -47,12 +47,12 @@ export class TrashService {
       if (leavingClosedSprint.length) {
         await tx.task.updateMany({ where: { id: { in: leavingClosedSprint.map((row) => row.id) } }, data: { sprintId: null } });
       }
-      await this.history.record(tx, {
+      await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
         at: now,
         records: restored.map((row) => ({
-          taskId: row.id,
+          task: row.id,
           action: 'restored' as const,
           changes: row.sprint?.status === 'closed' ? [{ field: 'sprintId', from: row.sprintId, to: null }] : [],
         })),
@@ -64,12 +64,25 @@ export class TrashService {
 
   /**
    * Destroys a trashed task for good, with its subtasks, labels, dependencies and history
-   * (the database cascades them). A live task is not in the trash: 404.
+   * (the database cascades them), one `task.purged` event for each task destroyed. A live
+   * task is not in the trash: 404.
    */
   async purge(caller: Caller, taskId: string): Promise<void> {
-    await this.prisma.$transaction(async (tx) => {
-      await lockTrashedTask(tx, caller.projectId, taskId);
-      await tx.task.delete({ where: { id: taskId } });
+    const { projectId } = caller;
+    await this.prisma.write(async (tx) => {
+      await lockTrashedTask(tx, projectId, taskId);
+      const destroyed = await tx.$queryRaw<{ id: string }[]>`
+        DELETE FROM tasks WHERE project_id = ${projectId}::uuid AND (id = ${taskId}::uuid OR parent_id = ${taskId}::uuid) RETURNING id::text`;
+      await this.changes.record(tx, {
+        projectId,
+        actor: caller.actor,
+        at: new Date(),
+        // The task itself first, then the subtasks that went with it.
+        records: destroyed
+          .map((row) => row.id)
+          .sort((a, b) => Number(b === taskId) - Number(a === taskId))
+          .map((id) => ({ task: id, action: 'purged' as const })),
+      });
     });
   }
 }

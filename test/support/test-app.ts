@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
 import { createApp } from '../../src/app.factory';
-import type { AppConfig } from '../../src/config/app-config';
+import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { PrismaService } from '../../src/database/prisma.service';
 
 /** Set per Jest project (jest.config.js): every test file runs on both engines. */
@@ -28,6 +28,8 @@ export interface TestApp {
 export async function startTestApp(overrides: Partial<AppConfig> = {}, database?: TestDatabase): Promise<TestApp> {
   database ??= await createTestDatabase();
   const config: AppConfig = {
+    // The defaults a deployment gets from an empty environment, then the test's own.
+    ...loadConfig({}),
     port: 0,
     databaseUrl: database.url,
     dataDir: 'memory://',

@@ -23,6 +23,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       return;
     }
     if (problem.code === 'unauthenticated') response.setHeader('WWW-Authenticate', 'Bearer');
+    for (const [name, value] of Object.entries(problem.headers)) response.setHeader(name, value);
     response
       .status(problem.getStatus())
       .type('application/problem+json')

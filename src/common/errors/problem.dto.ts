@@ -39,6 +39,12 @@ export class ProblemDto {
       'unsupported_media_type',
       'rate_limited',
       'service_unavailable',
+      'invalid_idempotency_key',
+      'idempotency_key_reused',
+      'idempotency_in_progress',
+      'precondition_failed',
+      'events_expired',
+      'invalid_webhook_url',
       'internal',
     ],
   })

@@ -20,6 +20,12 @@ export type ProblemCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'service_unavailable'
+  | 'invalid_idempotency_key'
+  | 'idempotency_key_reused'
+  | 'idempotency_in_progress'
+  | 'precondition_failed'
+  | 'events_expired'
+  | 'invalid_webhook_url'
   | 'internal';
 
 export interface FieldError {
@@ -39,6 +45,8 @@ export class Problem extends HttpException {
     readonly errors?: FieldError[],
     /** Extra members of the problem object, such as `requiredPermission`. */
     readonly extensions: Record<string, unknown> = {},
+    /** Headers of the answer, such as the current `ETag` of a 412 or `Retry-After`. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(detail, status);
   }
@@ -58,6 +66,9 @@ export function notFound(what: string): Problem {
   return new Problem(HttpStatus.NOT_FOUND, 'not_found', `${what} not found`);
 }
 
-export function conflict(code: Extract<ProblemCode, 'conflict' | 'dependency_cycle' | 'dependency_exists'>, detail: string): Problem {
+export function conflict(
+  code: Extract<ProblemCode, 'conflict' | 'dependency_cycle' | 'dependency_exists' | 'idempotency_in_progress'>,
+  detail: string,
+): Problem {
   return new Problem(HttpStatus.CONFLICT, code, detail);
 }

@@ -1,12 +1,12 @@
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { digitsToNumber } from '../validation/validators';
 
 /** `limit` and `cursor`, as every paginated list takes them (decisions.md section 3). */
 export class PageQueryDto {
   /** Page size, 1 to 100. */
   @IsOptional()
-  // Only digits are an integer here: Number() would also read 1e1, 0x10, ' 5' and 10.0.
-  @Transform(({ value }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value))
+  @Transform(digitsToNumber)
   @IsInt({ message: 'must be an integer from 1 to 100' })
   @Min(1, { message: 'must be an integer from 1 to 100' })
   @Max(100, { message: 'must be an integer from 1 to 100' })

@@ -1,6 +1,12 @@
 import { ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
 import { isCalendarDate, isInstant } from '../dates';
 
+/**
+ * For @Transform on an integer query parameter: only digits are an integer here (Number()
+ * would also read 1e1, 0x10, ' 5' and 10.0); anything else stays a string for IsInt to refuse.
+ */
+export const digitsToNumber = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value);
+
 /** Constraint name that the validation pipe answers with `read_only_field`. */
 export const READ_ONLY_FIELD = 'readOnlyField';
 

@@ -1,0 +1,74 @@
+import { isDeepStrictEqual } from 'node:util';
+
+/**
+ * What happened to one task in a change. Each becomes the task's history entry (but
+ * `purged`: the history goes with the task) and its event `task.<action>`.
+ */
+export interface TaskChange {
+  task: string;
+  action: 'created' | 'updated' | 'deleted' | 'restored' | 'dependency_added' | 'dependency_removed' | 'purged';
+  /** Each field's before and after, in the API's names: `updated`, and `restored` when a field changed on the way back. */
+  changes?: FieldChange[];
+  /** The other task of `dependency_added` and `dependency_removed`. */
+  blockedById?: string;
+}
+
+/** What happened to one sprint in a change: its event `sprint.<action>`. */
+export interface SprintChange {
+  sprint: string;
+  action: 'created' | 'updated' | 'deleted' | 'activated' | 'closed';
+  changes?: FieldChange[];
+}
+
+/** One change to a project, as ChangeLog.record writes it: its records in the order they happened. */
+export interface Change {
+  projectId: string;
+  /** "<key name> (API)", or "App" for the product's app */
+  actor: string;
+  at: Date;
+  records: (TaskChange | SprintChange)[];
+}
+
+/** Every event type of the feed (decisions.md section 13), for `types` filters and webhook subscriptions. */
+export const EVENT_TYPES = [
+  'task.created',
+  'task.updated',
+  'task.deleted',
+  'task.restored',
+  'task.purged',
+  'task.dependency_added',
+  'task.dependency_removed',
+  'sprint.created',
+  'sprint.updated',
+  'sprint.deleted',
+  'sprint.activated',
+  'sprint.closed',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The channel on which a committed change announces its project (LISTEN/NOTIFY). */
+export const CHANGES_CHANNEL = 'project_changes';
+
+/** One field's change, in the API's names and values. */
+export interface FieldChange {
+  field: string;
+  from: unknown;
+  to: unknown;
+}
+
+/** The fields whose value differs between `before` and `after`, for `after`'s fields. */
+export function changesBetween<T extends object>(before: T, after: Partial<T>): FieldChange[] {
+  const from = before as Record<string, unknown>;
+  return Object.entries(after)
+    .filter(([field, to]) => !isDeepStrictEqual(from[field], to))
+    .map(([field, to]) => ({ field, from: from[field], to }));
+}
+
+/** The fields of a partial update that were sent (an absent field stays as it is). */
+export function definedOnly<T extends object>(values: { [K in keyof T]?: T[K] | undefined }): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+/** Who made a change: a key, or the product's app (sprint activation and closing). */
+export const APP_ACTOR = 'App';

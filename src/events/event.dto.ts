@@ -1,0 +1,77 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { EVENT_TYPES } from '../changes/change';
+import { digitsToNumber, IsCommaSeparatedListOf } from '../common/validation/validators';
+import { FieldChangeDto } from '../history/history-entry.dto';
+
+export class EventFeedQueryDto {
+  /** Events after this sequence number; 0 (the default) reads from the first event. */
+  @IsOptional()
+  @Transform(digitsToNumber)
+  @IsInt({ message: 'must be an integer from 0' })
+  @Min(0, { message: 'must be an integer from 0' })
+  @Max(Number.MAX_SAFE_INTEGER, { message: 'must be an integer from 0' })
+  after?: number;
+
+  /** At most this many events, 1 to 1000. */
+  @IsOptional()
+  @Transform(digitsToNumber)
+  @IsInt({ message: 'must be an integer from 1 to 1000' })
+  @Min(1, { message: 'must be an integer from 1 to 1000' })
+  @Max(1000, { message: 'must be an integer from 1 to 1000' })
+  limit?: number = 100;
+
+  /** Only these event types, comma-separated. */
+  @IsOptional()
+  @IsCommaSeparatedListOf(EVENT_TYPES)
+  @ApiProperty({ required: false, example: 'task.created,task.updated' })
+  types?: string;
+
+  /** Long poll: when no event matches yet, wait up to this many seconds (1 to 30) for one. */
+  @IsOptional()
+  @Transform(digitsToNumber)
+  @IsInt({ message: 'must be an integer from 1 to 30' })
+  @Min(1, { message: 'must be an integer from 1 to 30' })
+  @Max(30, { message: 'must be an integer from 1 to 30' })
+  wait?: number;
+}
+
+/** What an event carries, by type (decisions.md section 13). */
+export class EventDataDto {
+  /**
+   * The task right after the change, as GET /api/v1/tasks/{taskId} answers it; for
+   * task.deleted as GET /api/v1/trash lists it (with deletedAt); for task.purged `{id}` only.
+   */
+  @ApiProperty({ required: false, type: Object, additionalProperties: true })
+  task?: Record<string, unknown>;
+  /** The sprint right after the change, as GET /api/v1/sprints/{sprintId} answers it; for sprint.deleted `{id}` only. */
+  @ApiProperty({ required: false, type: Object, additionalProperties: true })
+  sprint?: Record<string, unknown>;
+  /** task.updated and sprint.updated: each field's before and after, as in history. */
+  changes?: FieldChangeDto[];
+  /** task.dependency_added and task.dependency_removed: the other task, which blocks (or blocked) `task`. */
+  blockedById?: string;
+}
+
+export class EventDto {
+  id: string;
+  /** Per project, from 1, gap-free, in commit order. */
+  sequence: number;
+  @ApiProperty({ enum: EVENT_TYPES })
+  type: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  occurredAt: string;
+  /** "<key name> (API)", or "App" for the product's app. */
+  actor: string;
+  data: EventDataDto;
+}
+
+export class EventFeedDto {
+  /** Oldest first. */
+  events: EventDto[];
+  /** The last sequence returned, or `after` when none: pass it as `after` next time. */
+  nextAfter: number;
+  /** More events match after these: read again at once. */
+  hasMore: boolean;
+}

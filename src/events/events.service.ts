@@ -1,0 +1,70 @@
+import { HttpStatus, Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { Problem } from '../common/errors/problem';
+import type { JsonText } from '../common/http/json-text';
+import { PrismaService } from '../database/prisma.service';
+import { Prisma } from '../generated/prisma/client';
+import { ChangeSignal } from './change-signal.service';
+import type { EventFeedDto, EventFeedQueryDto } from './event.dto';
+import { EVENT_JSON } from './event-view.sql';
+
+interface FeedRow {
+  events: string;
+  returned: number;
+  last: string | null;
+  has_more: boolean;
+  pruned_through: string;
+}
+
+/** The change feed: a project's events after a sequence number, oldest first, with an optional long poll. */
+@Injectable()
+export class EventsService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly signal: ChangeSignal,
+  ) {}
+
+  async feed(caller: Caller, query: EventFeedQueryDto): Promise<JsonText<EventFeedDto>> {
+    const after = query.after ?? 0;
+    const deadline = Date.now() + (query.wait ?? 0) * 1000;
+    const types = query.types?.split(',');
+    for (;;) {
+      // Waiting starts before the read, so that a change committing in between still wakes it.
+      const remaining = deadline - Date.now();
+      const next = remaining > 0 ? this.signal.nextChange(caller.projectId, remaining) : null;
+      const row = await this.read(caller.projectId, after, query.limit ?? 100, types);
+      if (BigInt(after) < BigInt(row.pruned_through)) {
+        next?.cancel();
+        throw new Problem(
+          HttpStatus.GONE,
+          'events_expired',
+          `Events up to ${row.pruned_through} are no longer kept (EVENT_RETENTION_DAYS): resynchronise from the lists, then read from the current sequence`,
+        );
+      }
+      if (row.returned > 0 || !next) {
+        next?.cancel();
+        return `{"events":${row.events},"nextAfter":${row.last ?? after},"hasMore":${row.has_more}}`;
+      }
+      // Woken by a change of the project (it may not match `types`: look again), or at the deadline.
+      await next.changed;
+    }
+  }
+
+  /** One page of events and the retention mark, in one statement. */
+  private async read(projectId: string, after: number, limit: number, types: string[] | undefined): Promise<FeedRow> {
+    const ofTypes = types ? Prisma.sql`AND e.type IN (${Prisma.join(types)})` : Prisma.empty;
+    const [row] = await this.prisma.$queryRaw<FeedRow[]>`
+      WITH page AS (
+        SELECT e.* FROM events e
+         WHERE e.project_id = ${projectId}::uuid AND e.sequence > ${after} ${ofTypes}
+         ORDER BY e.sequence LIMIT ${limit + 1}
+      ),
+      shown AS (SELECT * FROM page ORDER BY sequence LIMIT ${limit})
+      SELECT (SELECT COALESCE(json_agg(${EVENT_JSON} ORDER BY e.sequence), '[]'::json)::text FROM shown e) AS events,
+             (SELECT count(*)::int FROM shown) AS returned,
+             (SELECT max(sequence)::text FROM shown) AS last,
+             (SELECT count(*) FROM page) > ${limit} AS has_more,
+             COALESCE((SELECT pruned_through FROM event_sequences WHERE project_id = ${projectId}::uuid), 0)::text AS pruned_through`;
+    return row;
+  }
+}
