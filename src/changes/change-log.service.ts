@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { PrismaTransaction } from '../database/prisma.service';
-import { Prisma } from '../generated/prisma/client';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import { TASK_VIEW_JOINS, taskJson } from '../tasks/task-view.sql';
 import { Change, CHANGES_CHANNEL } from './change';
