@@ -5,6 +5,7 @@ import { AuthModule } from './auth/auth.module';
 import { ChangeLogModule } from './changes/change-log.module';
 import { CommonModule } from './common/common.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
+import { EntityTagInterceptor } from './common/http/entity-tag.interceptor';
 import { RequestShapeInterceptor } from './common/http/request-shape.interceptor';
 import { UnknownApiRouteModule } from './common/http/unknown-api-route';
 import { createValidationPipe } from './common/validation/validation.pipe';
@@ -14,6 +15,8 @@ import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { HistoryModule } from './history/history.module';
+import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { ProjectsModule } from './projects/projects.module';
 import { SprintsModule } from './sprints/sprints.module';
 import { TasksModule } from './tasks/tasks.module';
@@ -29,6 +32,7 @@ export class AppModule {
         DatabaseModule,
         CommonModule,
         ChangeLogModule,
+        IdempotencyModule,
         AuthModule,
         HealthModule,
         ProjectsModule,
@@ -45,7 +49,11 @@ export class AppModule {
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+        // Global interceptors run in this order, the first outermost: Idempotency-Key before
+        // anything reads the body, ETags around the serialised answer.
+        { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
         { provide: APP_INTERCEPTOR, useClass: RequestShapeInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: EntityTagInterceptor },
       ],
     };
   }

@@ -1,6 +1,7 @@
-import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiConflictResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
 import { ProblemDto } from '../common/errors/problem.dto';
+import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import {
   CreateApiKeyDto,
   CreateLabelDto,
@@ -8,6 +9,7 @@ import {
   CreateProjectDto,
   IssuedApiKeyDto,
   LabelResponseDto,
+  UpdateLabelDto,
   MemberResponseDto,
   ProjectResponseDto,
 } from './admin.dto';
@@ -41,6 +43,14 @@ export class AdminController {
   @ApiConflictResponse({ description: 'The project has a label of that name', type: ProblemDto })
   createLabel(@Param('projectId') projectId: string, @Body() dto: CreateLabelDto): Promise<LabelResponseDto> {
     return this.admin.createLabel(projectId, dto);
+  }
+
+  /** Renames a label or changes its colour: every task carrying it shows the new one. */
+  @Patch('labels/:labelId')
+  @ApiNotFoundResponse({ description: 'No such label', type: ProblemDto })
+  @ApiConflictResponse({ description: 'The project has another label of that name', type: ProblemDto })
+  updateLabel(@Param('labelId') labelId: string, @Body(NonEmptyBodyPipe) dto: UpdateLabelDto): Promise<LabelResponseDto> {
+    return this.admin.updateLabel(labelId, dto);
   }
 
   /** Issues a key; its secret is in this answer only. */

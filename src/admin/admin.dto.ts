@@ -1,3 +1,4 @@
+import { PartialType } from '@nestjs/swagger';
 import { ArrayUnique, IsArray, IsIn, IsString, Matches } from 'class-validator';
 import { ALL_PERMISSIONS, Permission } from '../auth/permissions';
 import { IsNotBlank, IsText } from '../common/validation/validators';
@@ -42,6 +43,9 @@ export class CreateLabelDto {
   @Matches(/^#[0-9a-fA-F]{6}$/, { message: 'must be a hex color of the form #rrggbb' })
   color: string;
 }
+
+/** A new name or colour; tasks show the label as it is now. */
+export class UpdateLabelDto extends PartialType(CreateLabelDto) {}
 
 export class LabelResponseDto {
   label: LabelDto;

@@ -10,6 +10,7 @@ import type {
   CreateProjectDto,
   IssuedApiKeyDto,
   LabelResponseDto,
+  UpdateLabelDto,
   MemberResponseDto,
   ProjectResponseDto,
 } from './admin.dto';
@@ -37,6 +38,14 @@ export class AdminService {
       select: { id: true, name: true, color: true },
     });
     return { label };
+  }
+
+  async updateLabel(labelId: string, dto: UpdateLabelDto): Promise<LabelResponseDto> {
+    const { count } = isUuid(labelId)
+      ? await this.prisma.label.updateMany({ where: { id: labelId }, data: { name: dto.name, color: dto.color?.toLowerCase() } })
+      : { count: 0 };
+    if (count === 0) throw notFound('Label');
+    return { label: await this.prisma.label.findUniqueOrThrow({ where: { id: labelId }, select: { id: true, name: true, color: true } }) };
   }
 
   async issueKey(projectId: string, dto: CreateApiKeyDto): Promise<IssuedApiKeyDto> {

@@ -33,6 +33,9 @@ const VIOLATION_BY_PRISMA_CODE: Record<string, DatabaseViolation> = {
  */
 export function databaseViolation(error: unknown): DatabaseViolation | null {
   if (error instanceof Prisma.PrismaClientKnownRequestError) {
+    // A raw query's failure (P2010) carries the driver adapter's error.
+    const adapterError = (error.meta as { driverAdapterError?: unknown } | undefined)?.driverAdapterError;
+    if (adapterError) return databaseViolation(adapterError);
     const sqlState = (error.meta as { code?: string } | undefined)?.code;
     return VIOLATION_BY_PRISMA_CODE[error.code] ?? (sqlState ? VIOLATION_BY_SQLSTATE[sqlState] : undefined) ?? null;
   }

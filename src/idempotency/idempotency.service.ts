@@ -1,0 +1,146 @@
+import { HttpStatus, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import type { Response } from 'express';
+import { Problem } from '../common/errors/problem';
+import { JSON_CONTENT_TYPE } from '../common/http/json-text';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { PrismaService } from '../database/prisma.service';
+
+/** What a write answered, as it is stored and replayed. */
+interface StoredAnswer {
+  fingerprint: string;
+  status: number;
+  headers: { location?: string; etag?: string };
+  body: string;
+}
+
+/** How often expired answers are looked for, and how many one statement removes. */
+const SWEEP_EVERY_MS = 10 * 60 * 1000;
+const SWEEP_BATCH = 1000;
+
+/**
+ * Idempotency-Key (decisions.md section 11): runs a write once per key and fingerprint, and
+ * answers its retries with the stored answer.
+ *
+ * The write runs inside a transaction opened here, which the service's own transaction joins
+ * (PrismaService.write), and its answer is stored in that same transaction: a change is never
+ * committed without its stored answer, nor an answer without its change. Only 2xx answers are
+ * stored; a failed attempt rolls back and its retry runs again.
+ *
+ * Two requests with one key never both run: in this process a key in flight is refused at
+ * once (409 idempotency_in_progress); across instances, the transaction first takes an
+ * advisory lock on the key without waiting (refused the same way), then looks again for an
+ * answer that a twin may have stored meanwhile.
+ */
+@Injectable()
+export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(IdempotencyService.name);
+  private readonly inFlight = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const sweep = () =>
+      void this.removeExpired().catch((error: Error) => this.logger.warn(`Removing expired idempotent answers failed: ${error.message}`));
+    this.timer = setInterval(sweep, SWEEP_EVERY_MS).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  /**
+   * Runs `write` for the API key `keyId` under `idempotencyKey`, or replays what it answered
+   * before. Answers the body to send (a string), with the status and headers set on `response`.
+   */
+  async run(
+    keyId: string,
+    idempotencyKey: string,
+    fingerprint: string,
+    response: Response,
+    write: () => Promise<unknown>,
+  ): Promise<string | undefined> {
+    const slot = `${keyId}:${idempotencyKey}`;
+    if (this.inFlight.has(slot)) throw inProgress();
+    this.inFlight.add(slot);
+    try {
+      return await this.prisma.$transaction(async (tx) => {
+        const [found] = await tx.$queryRaw<{ locked: boolean; stored: StoredAnswer | null }[]>`
+          SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${slot}`}, 0)) AS locked,
+                 (SELECT json_build_object('fingerprint', fingerprint, 'status', status, 'headers', headers, 'body', body)
+                    FROM idempotent_requests
+                   WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey} AND expires_at > now()) AS stored`;
+        if (!found.locked) throw inProgress();
+        if (found.stored) return replay(found.stored, fingerprint, response);
+
+        const result = await PrismaService.withinTransaction(tx, write);
+        const body = result === undefined ? '' : typeof result === 'string' ? result : JSON.stringify(result);
+        if (body !== '') response.setHeader('Content-Type', JSON_CONTENT_TYPE);
+        if (response.statusCode >= 200 && response.statusCode < 300) {
+          const headers = { location: header(response, 'Location'), etag: header(response, 'ETag') };
+          const expiresAt = new Date(Date.now() + this.config.idempotencyTtlHours * 3_600_000).toISOString();
+          // An expired answer not yet swept away is replaced; a live one cannot be there (the lock).
+          await tx.$executeRaw`
+            INSERT INTO idempotent_requests (key_id, idempotency_key, fingerprint, status, headers, body, expires_at)
+            VALUES (${keyId}::uuid, ${idempotencyKey}, ${fingerprint}, ${response.statusCode}, ${JSON.stringify(headers)}::json, ${body},
+                    ${expiresAt}::timestamptz)
+            ON CONFLICT (key_id, idempotency_key) DO UPDATE
+              SET fingerprint = EXCLUDED.fingerprint, status = EXCLUDED.status, headers = EXCLUDED.headers, body = EXCLUDED.body,
+                  created_at = now(), expires_at = EXCLUDED.expires_at`;
+        }
+        return body === '' ? undefined : body;
+      });
+    } finally {
+      this.inFlight.delete(slot);
+    }
+  }
+
+  /** Removes the answers kept longer than IDEMPOTENCY_TTL_HOURS, in batches; answers how many. */
+  async removeExpired(): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const count = await this.prisma.$executeRaw`
+        DELETE FROM idempotent_requests
+         WHERE (key_id, idempotency_key) IN (SELECT key_id, idempotency_key FROM idempotent_requests WHERE expires_at <= now() LIMIT ${SWEEP_BATCH})`;
+      removed += count;
+      if (count < SWEEP_BATCH) return removed;
+    }
+  }
+}
+
+/** The stored answer again, byte for byte, or 422 when the key was used for another request. */
+function replay(stored: StoredAnswer, fingerprint: string, response: Response): string | undefined {
+  if (stored.fingerprint !== fingerprint) {
+    throw new Problem(
+      HttpStatus.UNPROCESSABLE_ENTITY,
+      'idempotency_key_reused',
+      'This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request',
+    );
+  }
+  response.status(stored.status);
+  if (stored.headers.location) response.setHeader('Location', stored.headers.location);
+  if (stored.headers.etag) response.setHeader('ETag', stored.headers.etag);
+  response.setHeader('Idempotent-Replayed', 'true');
+  if (stored.body === '') return undefined;
+  response.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  return stored.body;
+}
+
+function inProgress(): Problem {
+  return new Problem(
+    HttpStatus.CONFLICT,
+    'idempotency_in_progress',
+    'A request with this Idempotency-Key is still running: retry after it has been answered',
+    undefined,
+    {},
+    { 'Retry-After': '1' },
+  );
+}
+
+function header(response: Response, name: string): string | undefined {
+  const value = response.getHeader(name);
+  return typeof value === 'string' ? value : undefined;
+}
