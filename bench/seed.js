@@ -196,6 +196,7 @@ SELECT project_id, id, 'Bench key (API)', 'created', '[]', created_at FROM tasks
 /** The service's triggers on the seeded tables. */
 const SEED_TRIGGERS = [
   { table: 'tasks', trigger: 'tasks_raise_list_version' },
+  { table: 'tasks', trigger: 'tasks_record_list_delta' },
   { table: 'task_labels', trigger: 'task_labels_raise_list_version' },
 ];
 const switchTriggers = (state) => SEED_TRIGGERS.map(({ table, trigger }) => `ALTER TABLE ${table} ${state} TRIGGER ${trigger};`).join('\n');

@@ -2,12 +2,22 @@ import { Prisma } from '../generated/prisma/client';
 import { isUuid } from '../common/ids';
 import type { ListTasksQueryDto } from './task.dto';
 
+/** Which tasks a list shows: SQL conditions on the task row `t` (TaskReader adds the project). */
+export interface TaskListFilter {
+  conditions: Prisma.Sql[];
+  /**
+   * The conditions read the task row alone, so they can also be applied to the row images of
+   * task_list_deltas to bring a remembered total up to date. A label filter reads task_labels
+   * as they are now, not as they were: its totals are counted again.
+   */
+  rowOnly: boolean;
+}
+
 /**
- * The list filters of GET /api/v1/tasks as SQL conditions on the task row `t`: live tasks
- * only, plus every filter given (TaskReader adds the project). One place: every filter of
- * the contract feeds it.
+ * The list filters of GET /api/v1/tasks: live tasks only, plus every filter given. One place:
+ * every filter of the contract feeds it.
  */
-export function taskListConditions(query: ListTasksQueryDto): Prisma.Sql[] {
+export function taskListFilter(query: ListTasksQueryDto): TaskListFilter {
   const conditions = [Prisma.sql`t.deleted_at IS NULL`];
   if (query.status !== undefined) conditions.push(oneOf('t.status', 'task_status', query.status.split(',')));
   if (query.priority !== undefined) conditions.push(oneOf('t.priority', 'task_priority', query.priority.split(',')));
@@ -25,8 +35,11 @@ export function taskListConditions(query: ListTasksQueryDto): Prisma.Sql[] {
   if (query.dueAfter) conditions.push(Prisma.sql`t.due_date >= ${query.dueAfter}::date`);
   if (query.dueBefore) conditions.push(Prisma.sql`t.due_date <= ${query.dueBefore}::date`);
   if (query.updatedSince) conditions.push(Prisma.sql`t.updated_at >= ${query.updatedSince}::timestamptz`);
-  return conditions;
+  return { conditions, rowOnly: query.labelId === undefined };
 }
+
+/** The trash: every task in it. */
+export const TRASH_FILTER: TaskListFilter = { conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true };
 
 function oneOf(column: string, enumType: string, values: string[]): Prisma.Sql {
   const items = values.map((value) => Prisma.sql`${value}::${Prisma.raw(enumType)}`);

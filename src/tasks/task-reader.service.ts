@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { CursorCodec, CursorPosition } from '../common/pagination/cursor';
+import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import type { JsonText } from '../common/http/json-text';
 import { PrismaService, PrismaTransaction } from '../database/prisma.service';
 import { Prisma } from '../generated/prisma/client';
 import type { TaskDetailDto, TaskDto } from './task.dto';
+import type { TaskListFilter } from './task-list-filters';
 import { RememberedTotal, TaskListCache } from './task-list-cache';
 import { isoTimestamp, TASK_VIEW_JOINS, taskJson } from './task-view.sql';
 
@@ -13,6 +14,9 @@ export type TaskListOrder = 'created' | 'deleted';
 
 const SORT_COLUMN = { created: 't.created_at', deleted: 't.deleted_at' } as const;
 const CURSOR_KIND = { created: 'tasks', deleted: 'trash' } as const;
+
+/** Beyond this many versions since a remembered total, counting again is the cheaper way. */
+const MAX_VERSIONS_BY_DELTAS = 1000;
 
 interface PageRow {
   /** The page's tasks as a JSON array, as PostgreSQL wrote it. */
@@ -39,37 +43,51 @@ export class TaskReader {
     private readonly cache: TaskListCache,
   ) {}
 
+  /** Page reads in flight, by page and version, so that identical ones share one. */
+  private readonly reading = new Map<string, Promise<string>>();
+
   /**
-   * A page of the project's tasks matching `where` (conditions on the task row `t`), as the
-   * API answers it: `{tasks, nextCursor, total}`, with `limit` and `cursor` from the query.
+   * A page of the project's tasks that `filter` selects, as the API answers it:
+   * `{tasks, nextCursor, total}`, with `limit` and `cursor` from the query.
    *
-   * SQL statements: one, the page; or, when this page was answered before, one that reads
-   * the project's version, and the page only if the version moved since.
+   * SQL statements: one that reads the project's version, then, unless this page was answered
+   * at that version already, one for the page. Identical reads that arrive while that page is
+   * being read wait for it instead of reading it again (no stampede on a popular list after a
+   * change): a read started after the version was read shows at least that version.
    */
   async list<T extends { tasks: TaskDto[] }>(
     projectId: string,
-    where: Prisma.Sql[],
+    filter: TaskListFilter,
     order: TaskListOrder,
     query: PageQueryDto,
   ): Promise<JsonText<T>> {
-    const kind = CURSOR_KIND[order];
     const limit = query.limit ?? 50;
-    const matches = Prisma.join([Prisma.sql`t.project_id = ${projectId}::uuid`, ...where], ' AND ');
+    const matches = Prisma.join([Prisma.sql`t.project_id = ${projectId}::uuid`, ...filter.conditions], ' AND ');
     const listKey = `${order}\u0000${matches.text}\u0000${JSON.stringify(matches.values)}`;
     // JSON keeps "no cursor" (null) apart from an empty one (""), which is refused.
     const pageKey = `${listKey}\u0000${limit}\u0000${JSON.stringify(query.cursor ?? null)}`;
 
     // A remembered page's cursor was verified when the page was first read (a cursor that
     // fails is never remembered), so a remembered page skips the decoding.
+    const version = await this.version(projectId);
+    // Looked up after the version read: a read that finished meanwhile has remembered its page.
     const remembered = this.cache.page(pageKey);
-    if (remembered && remembered.version === (await this.version(projectId))) return remembered.body;
+    if (remembered?.version === version) return remembered.body;
 
-    const after = this.cursors.positionAfter(kind, query.cursor);
-    const row = await this.readPage(projectId, matches, order, after, limit, remembered ?? this.cache.total(listKey));
-    const nextCursor = row.next_at && row.next_id ? this.cursors.encode(kind, { at: new Date(row.next_at), id: row.next_id }) : null;
-    const body = `{"tasks":${row.tasks},"nextCursor":${JSON.stringify(nextCursor)},"total":${row.total}}`;
-    this.cache.remember(listKey, pageKey, { version: row.version, total: row.total, body });
-    return body;
+    const flight = `${pageKey}\u0000${version}`;
+    const running = this.reading.get(flight);
+    if (running) return running;
+    const reading = this.readPage(projectId, matches, filter.rowOnly, order, query.cursor, limit, newest(remembered, this.cache.total(listKey)))
+      .then((row) => {
+        const kind = CURSOR_KIND[order];
+        const nextCursor = row.next_at && row.next_id ? this.cursors.encode(kind, { at: new Date(row.next_at), id: row.next_id }) : null;
+        const body = `{"tasks":${row.tasks},"nextCursor":${JSON.stringify(nextCursor)},"total":${row.total}}`;
+        this.cache.remember(listKey, pageKey, { version: row.version, total: row.total, body });
+        return body;
+      })
+      .finally(() => this.reading.delete(flight));
+    this.reading.set(flight, reading);
+    return reading;
   }
 
   /** The project's task list version (TaskListCache); 0 until its tasks first change. */
@@ -81,32 +99,48 @@ export class TaskReader {
 
   /**
    * The page, the total and the version they were read at, in one statement (one snapshot).
-   * `known`: a total remembered for these filters; counted again only if the version moved.
+   * `known`: a total remembered for these filters at some version. When the version has not
+   * moved since, it is the total; when it has, and `rowOnly` filters can be applied to the
+   * task_list_deltas recorded since, the total is that one plus, for each delta, whether the
+   * changed row matches now minus whether it matched before; otherwise every match is counted.
    */
   private async readPage(
     projectId: string,
     matches: Prisma.Sql,
+    rowOnly: boolean,
     order: TaskListOrder,
-    after: CursorPosition | null,
+    cursor: string | undefined,
     limit: number,
     known: RememberedTotal | undefined,
   ): Promise<PageRow> {
+    const after = this.cursors.positionAfter(CURSOR_KIND[order], cursor);
     const sortColumn = Prisma.raw(SORT_COLUMN[order]);
     // Keyset: the row comparison is served by the (project_id, <sort> DESC, id DESC) index.
     const keyset = after ? Prisma.sql`AND (${sortColumn}, t.id) < (${after.at}, ${after.id}::uuid)` : Prisma.empty;
+    const knownVersion = known?.version ?? '-1';
+    const knownTotal = known?.total ?? 0;
     // `shown` holds one task more than the page, to know whether a next page exists.
     // PostgreSQL runs an uncorrelated subquery in a CASE branch only if that branch is
-    // taken: the count runs only when the remembered total is missing or outdated.
+    // taken: the deltas are read, or the matches counted, only when the total must move.
     const [row] = await this.prisma.$queryRaw<PageRow[]>`
       WITH shown AS MATERIALIZED (
         SELECT t.*, ${sortColumn} AS sort_at, row_number() OVER (ORDER BY ${sortColumn} DESC, t.id DESC) AS position
           FROM (SELECT t.* FROM tasks t WHERE ${matches} ${keyset} ORDER BY ${sortColumn} DESC, t.id DESC LIMIT ${limit + 1}) t
       ),
       version AS (
-        SELECT COALESCE((SELECT v.version FROM task_list_versions v WHERE v.project_id = ${projectId}::uuid), 0) AS version
+        SELECT COALESCE(v.version, 0) AS version, COALESCE(v.deltas_from, 0) AS deltas_from
+          FROM (SELECT 1) one LEFT JOIN task_list_versions v ON v.project_id = ${projectId}::uuid
       )
       SELECT version.version::text AS version,
-             CASE WHEN version.version = ${known?.version ?? '-1'}::bigint THEN ${known?.total ?? 0}::int
+             CASE WHEN version.version = ${knownVersion}::bigint THEN ${knownTotal}::int
+                  WHEN ${rowOnly} AND ${knownVersion}::bigint >= version.deltas_from
+                       AND version.version - ${knownVersion}::bigint <= ${MAX_VERSIONS_BY_DELTAS}
+                    THEN ${knownTotal}::int + (
+                      SELECT COALESCE(sum(
+                               (SELECT count(*) FROM jsonb_populate_record(NULL::tasks, d.new_row) t WHERE ${matches})
+                             - (SELECT count(*) FROM jsonb_populate_record(NULL::tasks, d.old_row) t WHERE ${matches})), 0)::int
+                        FROM task_list_deltas d
+                       WHERE d.project_id = ${projectId}::uuid AND d.version > ${knownVersion}::bigint)
                   ELSE (SELECT count(*)::int FROM tasks t WHERE ${matches}) END AS total,
              (SELECT COALESCE(json_agg(${taskJson({ trash: order === 'deleted' })} ORDER BY t.position), '[]'::json)::text
                 FROM shown t ${TASK_VIEW_JOINS}
@@ -127,4 +161,10 @@ export class TaskReader {
       SELECT ${taskJson({ detail: true })} AS task FROM shown t ${TASK_VIEW_JOINS}`;
     return rows[0]?.task ?? null;
   }
+}
+
+/** Of two remembered totals of one list, the one read at the later version. */
+function newest(a: RememberedTotal | undefined, b: RememberedTotal | undefined): RememberedTotal | undefined {
+  if (!a || !b) return a ?? b;
+  return BigInt(a.version) >= BigInt(b.version) ? a : b;
 }

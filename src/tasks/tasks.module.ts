@@ -3,12 +3,13 @@ import { DependenciesController } from './dependencies.controller';
 import { DependenciesService } from './dependencies.service';
 import { TaskReader } from './task-reader.service';
 import { TaskListCache } from './task-list-cache';
+import { TaskListDeltas } from './task-list-deltas.service';
 import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
 
 @Module({
   controllers: [TasksController, DependenciesController],
-  providers: [TasksService, DependenciesService, TaskReader, TaskListCache],
+  providers: [TasksService, DependenciesService, TaskReader, TaskListCache, TaskListDeltas],
   exports: [TaskReader],
 })
 export class TasksModule {}

@@ -9,7 +9,7 @@ import { Prisma } from '../generated/prisma/client';
 import { ChangeLog } from '../changes/change-log.service';
 import { changesBetween, definedOnly } from '../changes/change';
 import { TaskStatus } from './task-fields';
-import { taskListConditions } from './task-list-filters';
+import { taskListFilter } from './task-list-filters';
 import { TaskReader } from './task-reader.service';
 import { checkTaskReferences, labelSet } from './task-references';
 import type { CreateTaskDto, ListTasksQueryDto, TaskDetailDto, TaskListDto, TaskResponseDto, UpdateTaskDto } from './task.dto';
@@ -48,7 +48,7 @@ export class TasksService {
   ) {}
 
   list(caller: Caller, query: ListTasksQueryDto): Promise<JsonText<TaskListDto>> {
-    return this.reader.list(caller.projectId, taskListConditions(query), 'created', query);
+    return this.reader.list(caller.projectId, taskListFilter(query), 'created', query);
   }
 
   async get(caller: Caller, taskId: string): Promise<TaskResponseDto> {

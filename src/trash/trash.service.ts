@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { Prisma } from '../generated/prisma/client';
 import type { Caller } from '../auth/caller';
 import { conflict, notFound } from '../common/errors/problem';
 import type { JsonText } from '../common/http/json-text';
@@ -7,6 +6,7 @@ import { isUuid } from '../common/ids';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { PrismaService, PrismaTransaction } from '../database/prisma.service';
 import { ChangeLog } from '../changes/change-log.service';
+import { TRASH_FILTER } from '../tasks/task-list-filters';
 import { TaskReader } from '../tasks/task-reader.service';
 import type { TaskDetailDto, TaskResponseDto } from '../tasks/task.dto';
 import type { TrashListDto } from './trash.dto';
@@ -21,7 +21,7 @@ export class TrashService {
 
   /** The project's trash, most recently deleted first, paginated like the task list. */
   list(caller: Caller, query: PageQueryDto): Promise<JsonText<TrashListDto>> {
-    return this.reader.list(caller.projectId, [Prisma.sql`t.deleted_at IS NOT NULL`], 'deleted', query);
+    return this.reader.list(caller.projectId, TRASH_FILTER, 'deleted', query);
   }
 
   /**
