@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { PrismaTransaction } from '../database/prisma.service';
+import type { SqlTransaction } from '../database/sql-transaction';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import { TASK_VIEW_JOINS, taskJson } from '../tasks/task-view.sql';
 import { Change, CHANGES_CHANNEL } from './change';
@@ -23,7 +23,7 @@ import { Change, CHANGES_CHANNEL } from './change';
  */
 @Injectable()
 export class ChangeLog {
-  async record(tx: PrismaTransaction, change: Change): Promise<void> {
+  async record(tx: SqlTransaction, change: Change): Promise<void> {
     if (change.records.length === 0) return;
     const rows = change.records.map((record, index) => ({
       ord: index + 1,

@@ -4,6 +4,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { Client, Pool } from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { TransactionQuery } from './sql-transaction';
 
 /** One connection's worth of raw SQL, used where a session matters (the migrator's advisory lock). */
 export interface SqlSession {
@@ -21,6 +22,8 @@ export interface DatabaseEngine {
   readonly kind: 'postgresql' | 'pglite';
   readonly adapter: SqlMigrationAwareDriverAdapterFactory;
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
+  /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (query: TransactionQuery) => Promise<T>): Promise<T>;
   /**
    * Calls `onNotify` with the payload of every NOTIFY on `channel` once its transaction has
    * committed, from any process on the same database. `null` means notifications may have been
@@ -45,7 +48,8 @@ function openPostgres(connectionString: string): DatabaseEngine {
   // adapter-pg sends instants as text without an offset, which PostgreSQL reads in the
   // session's time zone: every session runs in UTC, whatever the server's default. (pg runs
   // it before anything else the new connection is given.)
-  pool.on('connect', (client) => void client.query("SET TIME ZONE 'UTC'").catch(() => undefined));
+  // A transaction left open by a bug must not hold its locks for ever: the server ends it.
+  pool.on('connect', (client) => void client.query("SET TIME ZONE 'UTC'; SET idle_in_transaction_session_timeout = '15s'").catch(() => undefined));
   const listeners: Client[] = [];
   let closed = false;
   // LISTEN needs a connection of its own for as long as it listens: not one of the pool's,
@@ -78,6 +82,25 @@ function openPostgres(connectionString: string): DatabaseEngine {
   return {
     kind: 'postgresql',
     adapter: new PrismaPg(pool, { disposeExternalPool: false }),
+    async transaction(work) {
+      const client = await pool.connect();
+      let broken: unknown;
+      try {
+        await client.query('BEGIN');
+        const result = await work(async (text, values) => {
+          const answer = await client.query(text, values);
+          return { rows: answer.rows, affectedRows: answer.rowCount ?? 0 };
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // A connection that cannot even roll back is given up, not handed to the next request.
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError));
+        throw error;
+      } finally {
+        client.release(broken instanceof Error ? broken : undefined);
+      }
+    },
     listen: (channel, onNotify) => listen(channel, onNotify),
     async withSession(work) {
       const client = await pool.connect();
@@ -110,6 +133,14 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
         exec: async (sql) => void (await db.exec(sql)),
       }),
     listen: async (channel, onNotify) => void (await db.listen(channel, onNotify)),
+    // PGlite runs one transaction at a time; other statements wait for it.
+    transaction: (work) =>
+      db.transaction((tx) =>
+        work(async (text, values) => {
+          const answer = await tx.query(text, values);
+          return { rows: answer.rows, affectedRows: answer.affectedRows ?? 0 };
+        }),
+      ),
     close: () => db.close(),
   };
 }

@@ -2,6 +2,7 @@ import { OnApplicationShutdown } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { PrismaClient } from '../generated/prisma/client';
 import type { DatabaseEngine } from './database-engine';
+import { SqlTransaction } from './sql-transaction';
 
 /**
  * Prisma Client on the engine chosen at start (PostgreSQL or PGlite). Services inject
@@ -21,17 +22,18 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
   }
 
   /**
-   * The one way services run a change: `work` in one transaction. When the request already
-   * holds one (a write sent with an Idempotency-Key, whose stored answer must commit with the
-   * change: src/idempotency), the change joins it instead of opening its own.
+   * The one way services run a change: `work` in one transaction, on the database driver
+   * directly (SqlTransaction says why). When the request already holds one (a write sent with
+   * an Idempotency-Key, whose stored answer must commit with the change: src/idempotency), the
+   * change joins it instead of opening its own.
    */
-  write<T>(work: (tx: PrismaTransaction) => Promise<T>): Promise<T> {
+  write<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
     const open = requestTransaction.getStore();
-    return open ? work(open) : this.$transaction(work);
+    return open ? work(open) : this.engine.transaction((query) => work(new SqlTransaction(query)));
   }
 
   /** Runs `work` with every `write` inside it joining `tx`. */
-  static withinTransaction<T>(tx: PrismaTransaction, work: () => Promise<T>): Promise<T> {
+  static withinTransaction<T>(tx: SqlTransaction, work: () => Promise<T>): Promise<T> {
     return requestTransaction.run(tx, work);
   }
 
@@ -41,7 +43,4 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
   }
 }
 
-/** The client handed to the callback of `prisma.$transaction(async (tx) => ...)`. */
-export type PrismaTransaction = Parameters<Parameters<PrismaService['$transaction']>[0]>[0];
-
-const requestTransaction = new AsyncLocalStorage<PrismaTransaction>();
+const requestTransaction = new AsyncLocalStorage<SqlTransaction>();

@@ -67,7 +67,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
     if (this.inFlight.has(slot)) throw inProgress();
     this.inFlight.add(slot);
     try {
-      return await this.prisma.$transaction(async (tx) => {
+      return await this.prisma.write(async (tx) => {
         const [found] = await tx.$queryRaw<{ locked: boolean; stored: StoredAnswer | null }[]>`
           SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${slot}`}, 0)) AS locked,
                  (SELECT json_build_object('fingerprint', fingerprint, 'status', status, 'headers', headers, 'body', body)

@@ -6,7 +6,8 @@ import { databaseViolation } from '../common/errors/database-errors';
 import { badRequest, conflict, notFound } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
 import { isUuid } from '../common/ids';
-import { PrismaService, PrismaTransaction } from '../database/prisma.service';
+import { PrismaService } from '../database/prisma.service';
+import type { SqlTransaction } from '../database/sql-transaction';
 import { Prisma } from '../generated/prisma/client';
 import { FINISHED_STATUSES } from '../tasks/task-fields';
 import type { CreateSprintDto, SprintDto, SprintListDto, SprintResponseDto, UpdateSprintDto } from './sprint.dto';
@@ -137,7 +138,7 @@ export class SprintsService {
   }
 
   private async setStatus(
-    tx: PrismaTransaction,
+    tx: SqlTransaction,
     projectId: string,
     sprintId: string,
     status: 'active' | 'closed',
@@ -158,10 +159,7 @@ export class SprintsService {
  * Takes a sprint's tasks out of it (to `to`, or to no sprint) and answers the change of each
  * task, for the caller to record with the rest of its change.
  */
-async function moveTasks(
-  tx: PrismaTransaction,
-  move: { projectId: string; from: string; to: string | null; onlyOpen: boolean },
-): Promise<TaskChange[]> {
+async function moveTasks(tx: SqlTransaction, move: { projectId: string; from: string; to: string | null; onlyOpen: boolean }): Promise<TaskChange[]> {
   const onlyOpen = move.onlyOpen
     ? Prisma.sql`AND deleted_at IS NULL AND status NOT IN (${Prisma.join(FINISHED_STATUSES.map((status) => Prisma.sql`${status}::task_status`))})`
     : Prisma.empty;
@@ -178,7 +176,7 @@ interface LockedSprint {
 }
 
 /** Locks a sprint for the transaction and reads it as the API shows it; `projectId` null (the app side) finds it in any project. */
-async function lockSprint(tx: PrismaTransaction, projectId: string | null, sprintId: string, what = 'Sprint'): Promise<LockedSprint> {
+async function lockSprint(tx: SqlTransaction, projectId: string | null, sprintId: string, what = 'Sprint'): Promise<LockedSprint> {
   const rows = isUuid(sprintId)
     ? await tx.$queryRaw<{ projectId: string; view: SprintDto }[]>`
         SELECT s.project_id::text AS "projectId", ${SPRINT_JSON} AS view FROM sprints s

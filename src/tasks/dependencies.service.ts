@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
 import { badRequest, conflict, notFound } from '../common/errors/problem';
 import { isUuid } from '../common/ids';
-import { PrismaService, PrismaTransaction } from '../database/prisma.service';
+import { PrismaService } from '../database/prisma.service';
+import type { SqlTransaction } from '../database/sql-transaction';
 import { ChangeLog } from '../changes/change-log.service';
 import { TaskReader } from './task-reader.service';
 import type { TaskDetailDto, TaskResponseDto } from './task.dto';
@@ -26,14 +27,18 @@ export class DependenciesService {
     const task = await this.prisma.write(async (tx) => {
       await lockProjectDependencies(tx, projectId);
       await assertLiveTasks(tx, projectId, [taskId, blockedById]);
-      const existing = await tx.taskDependency.count({ where: { taskId, blockedById } });
-      if (existing > 0) throw conflict('dependency_exists', 'This task is already blocked by that task');
+      const [{ exists }] = await tx.$queryRaw<{ exists: boolean }[]>`
+        SELECT EXISTS (SELECT 1 FROM task_dependencies WHERE task_id = ${taskId}::uuid AND blocked_by_id = ${blockedById}::uuid) AS exists`;
+      if (exists) throw conflict('dependency_exists', 'This task is already blocked by that task');
       if (await wouldCloseCycle(tx, taskId, blockedById)) {
         throw conflict('dependency_cycle', 'That task already depends on this one, directly or through others');
       }
       const now = new Date();
-      await tx.taskDependency.create({ data: { projectId, taskId, blockedById, createdAt: now } });
-      await tx.task.update({ where: { id: taskId }, data: { updatedAt: now } });
+      await tx.$executeRaw`
+        WITH link AS (
+          INSERT INTO task_dependencies (project_id, task_id, blocked_by_id, created_at)
+          VALUES (${projectId}::uuid, ${taskId}::uuid, ${blockedById}::uuid, ${now.toISOString()}::timestamptz))
+        UPDATE tasks SET updated_at = ${now.toISOString()}::timestamptz WHERE id = ${taskId}::uuid`;
       await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
@@ -50,10 +55,15 @@ export class DependenciesService {
     await this.prisma.write(async (tx) => {
       await lockProjectDependencies(tx, projectId);
       await assertLiveTasks(tx, projectId, [taskId, blockedById], 'Dependency');
-      const { count } = await tx.taskDependency.deleteMany({ where: { projectId, taskId, blockedById } });
-      if (count === 0) throw notFound('Dependency');
       const now = new Date();
-      await tx.task.update({ where: { id: taskId }, data: { updatedAt: now } });
+      const [{ removed }] = await tx.$queryRaw<{ removed: number }[]>`
+        WITH link AS (
+          DELETE FROM task_dependencies
+           WHERE project_id = ${projectId}::uuid AND task_id = ${taskId}::uuid AND blocked_by_id = ${blockedById}::uuid
+          RETURNING task_id),
+        touched AS (UPDATE tasks SET updated_at = ${now.toISOString()}::timestamptz WHERE id IN (SELECT task_id FROM link))
+        SELECT count(*)::int AS removed FROM link`;
+      if (removed === 0) throw notFound('Dependency');
       await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
@@ -64,12 +74,12 @@ export class DependenciesService {
   }
 }
 
-async function lockProjectDependencies(tx: PrismaTransaction, projectId: string): Promise<void> {
+async function lockProjectDependencies(tx: SqlTransaction, projectId: string): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`dependencies:${projectId}`}, 0))`;
 }
 
 /** Both tasks live in the caller's project, locked against a concurrent trip to the trash. */
-async function assertLiveTasks(tx: PrismaTransaction, projectId: string, ids: string[], what = 'Task'): Promise<void> {
+async function assertLiveTasks(tx: SqlTransaction, projectId: string, ids: string[], what = 'Task'): Promise<void> {
   const found = ids.every(isUuid)
     ? await tx.$queryRaw<{ id: string }[]>`
         SELECT id::text FROM tasks
@@ -84,7 +94,7 @@ async function assertLiveTasks(tx: PrismaTransaction, projectId: string, ids: st
  * waits for taskId, through any chain. Trashed tasks count too: restoring one brings its
  * dependencies back, and they must not form a cycle then.
  */
-async function wouldCloseCycle(tx: PrismaTransaction, taskId: string, blockedById: string): Promise<boolean> {
+async function wouldCloseCycle(tx: SqlTransaction, taskId: string, blockedById: string): Promise<boolean> {
   const [row] = await tx.$queryRaw<{ cycle: boolean }[]>`
     WITH RECURSIVE waits_for(id) AS (
       SELECT blocked_by_id FROM task_dependencies WHERE task_id = ${blockedById}::uuid

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import type { JsonText } from '../common/http/json-text';
-import { PrismaService, PrismaTransaction } from '../database/prisma.service';
+import { PrismaService } from '../database/prisma.service';
+import type { SqlTransaction } from '../database/sql-transaction';
 import { Prisma } from '../generated/prisma/client';
 import type { TaskDetailDto, TaskDto } from './task.dto';
 import type { TaskListFilter } from './task-list-filters';
@@ -153,7 +154,7 @@ export class TaskReader {
   }
 
   /** A live task of the project in full, or null. Pass the transaction to read inside it. */
-  async detail(projectId: string, taskId: string, db: PrismaService | PrismaTransaction = this.prisma): Promise<TaskDetailDto | null> {
+  async detail(projectId: string, taskId: string, db: PrismaService | SqlTransaction = this.prisma): Promise<TaskDetailDto | null> {
     const rows = await db.$queryRaw<{ task: TaskDetailDto }[]>`
       WITH shown AS (
         SELECT t.* FROM tasks t WHERE t.id = ${taskId}::uuid AND t.project_id = ${projectId}::uuid AND t.deleted_at IS NULL

@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { notFound, Problem } from '../common/errors/problem';
 import { isUuid } from '../common/ids';
-import type { PrismaTransaction } from '../database/prisma.service';
+import type { SqlTransaction } from '../database/sql-transaction';
 import { Prisma } from '../generated/prisma/client';
 
 export interface TaskReferences {
@@ -18,7 +18,7 @@ export interface TaskReferences {
  * check and the write. Null and absent references are not checked. One statement for all
  * of them: a create or update pays one round trip, not one per reference.
  */
-export async function checkTaskReferences(tx: PrismaTransaction, projectId: string, references: TaskReferences): Promise<void> {
+export async function checkTaskReferences(tx: SqlTransaction, projectId: string, references: TaskReferences): Promise<void> {
   const { assigneeId, sprintId, labelIds, parentId } = references;
   const checks: Prisma.Sql[] = [];
   if (assigneeId != null) {

@@ -4,7 +4,8 @@ import { notFound } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
 import type { JsonText } from '../common/http/json-text';
 import { isUuid } from '../common/ids';
-import { PrismaService, PrismaTransaction } from '../database/prisma.service';
+import { PrismaService } from '../database/prisma.service';
+import type { SqlTransaction } from '../database/sql-transaction';
 import { Prisma } from '../generated/prisma/client';
 import { ChangeLog } from '../changes/change-log.service';
 import { changesBetween, definedOnly } from '../changes/change';
@@ -136,14 +137,17 @@ export class TasksService {
     await this.prisma.write(async (tx) => {
       await lockLiveTask(tx, projectId, taskId);
       await assertIfMatch(ifMatch, async () => JSON.stringify({ task: await this.reader.detail(projectId, taskId, tx) }));
-      const subtasks = await tx.task.findMany({ where: { projectId, parentId: taskId, deletedAt: null }, select: { id: true } });
-      const ids = [taskId, ...subtasks.map((subtask) => subtask.id)];
-      const now = new Date();
-      await tx.task.updateMany({ where: { id: { in: ids }, projectId }, data: { deletedAt: now, trashedWithId: taskId, updatedAt: now } });
+      const now = new Date().toISOString();
+      // The task first, then its live subtasks, which go with it.
+      const trashed = await tx.$queryRaw<{ id: string }[]>`
+        UPDATE tasks SET deleted_at = ${now}::timestamptz, trashed_with_id = ${taskId}::uuid, updated_at = ${now}::timestamptz
+         WHERE project_id = ${projectId}::uuid AND deleted_at IS NULL AND (id = ${taskId}::uuid OR parent_id = ${taskId}::uuid)
+        RETURNING id::text`;
+      const ids = [taskId, ...trashed.map((row) => row.id).filter((id) => id !== taskId)];
       await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
-        at: now,
+        at: new Date(now),
         records: ids.map((id) => ({ task: id, action: 'deleted' as const })),
       });
     });
@@ -154,7 +158,7 @@ export class TasksService {
  * Locks a live task of the project for the rest of the transaction and reads its
  * editable fields in API form; 404 when there is none.
  */
-export async function lockLiveTask(tx: PrismaTransaction, projectId: string, taskId: string): Promise<TaskFields> {
+export async function lockLiveTask(tx: SqlTransaction, projectId: string, taskId: string): Promise<TaskFields> {
   const rows = isUuid(taskId)
     ? await tx.$queryRaw<TaskFields[]>`
         SELECT t.title, t.description, t.status::text AS status, t.priority::text AS priority,
@@ -192,7 +196,7 @@ function taskValues(fields: TaskFields, now: Date, previousStatus: TaskStatus | 
 }
 
 /** Sets a task's labels to exactly `labelIds`, in one statement. */
-async function replaceLabels(tx: PrismaTransaction, projectId: string, taskId: string, labelIds: string[]): Promise<void> {
+async function replaceLabels(tx: SqlTransaction, projectId: string, taskId: string, labelIds: string[]): Promise<void> {
   await tx.$executeRaw`
     WITH removed AS (DELETE FROM task_labels WHERE task_id = ${taskId}::uuid AND label_id <> ALL(${labelIds}::uuid[]))
     INSERT INTO task_labels (project_id, task_id, label_id)

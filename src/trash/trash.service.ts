@@ -4,7 +4,8 @@ import { conflict, notFound } from '../common/errors/problem';
 import type { JsonText } from '../common/http/json-text';
 import { isUuid } from '../common/ids';
 import { PageQueryDto } from '../common/pagination/page.dto';
-import { PrismaService, PrismaTransaction } from '../database/prisma.service';
+import { PrismaService } from '../database/prisma.service';
+import type { SqlTransaction } from '../database/sql-transaction';
 import { ChangeLog } from '../changes/change-log.service';
 import { TRASH_FILTER } from '../tasks/task-list-filters';
 import { TaskReader } from '../tasks/task-reader.service';
@@ -34,19 +35,23 @@ export class TrashService {
     const task = await this.prisma.write(async (tx) => {
       const trashed = await lockTrashedTask(tx, projectId, taskId);
       if (trashed.parent_deleted) throw conflict('conflict', 'Its parent task is in the trash: restore the parent first');
-      const restored = await tx.task.findMany({
-        where: { projectId, deletedAt: { not: null }, OR: [{ id: taskId }, { trashedWithId: taskId, parentId: taskId }] },
-        select: { id: true, sprintId: true, sprint: { select: { status: true } } },
-      });
       const now = new Date();
-      await tx.task.updateMany({
-        where: { id: { in: restored.map((row) => row.id) } },
-        data: { deletedAt: null, trashedWithId: null, updatedAt: now },
-      });
-      const leavingClosedSprint = restored.filter((row) => row.sprint?.status === 'closed');
-      if (leavingClosedSprint.length) {
-        await tx.task.updateMany({ where: { id: { in: leavingClosedSprint.map((row) => row.id) } }, data: { sprintId: null } });
-      }
+      // The task and the subtasks trashed with it, in one statement; a sprint closed meanwhile
+      // is left (the old row's sprint is what history records).
+      const restored = await tx.$queryRaw<{ id: string; sprint_id: string | null; left_closed_sprint: boolean }[]>`
+        WITH coming_back AS (
+          SELECT t.id, t.sprint_id, s.status = 'closed' AS left_closed_sprint
+            FROM tasks t LEFT JOIN sprints s ON s.id = t.sprint_id
+           WHERE t.project_id = ${projectId}::uuid AND t.deleted_at IS NOT NULL
+             AND (t.id = ${taskId}::uuid OR (t.trashed_with_id = ${taskId}::uuid AND t.parent_id = ${taskId}::uuid))
+        ),
+        updated AS (
+          UPDATE tasks t SET deleted_at = NULL, trashed_with_id = NULL, updated_at = ${now.toISOString()}::timestamptz,
+                 sprint_id = CASE WHEN c.left_closed_sprint THEN NULL ELSE t.sprint_id END
+            FROM coming_back c WHERE t.id = c.id
+        )
+        SELECT id::text, sprint_id::text, COALESCE(left_closed_sprint, false) AS left_closed_sprint FROM coming_back
+         ORDER BY id = ${taskId}::uuid DESC, id`;
       await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
@@ -54,7 +59,7 @@ export class TrashService {
         records: restored.map((row) => ({
           task: row.id,
           action: 'restored' as const,
-          changes: row.sprint?.status === 'closed' ? [{ field: 'sprintId', from: row.sprintId, to: null }] : [],
+          changes: row.left_closed_sprint ? [{ field: 'sprintId', from: row.sprint_id, to: null }] : [],
         })),
       });
       return this.reader.detail(projectId, taskId, tx);
@@ -87,7 +92,7 @@ export class TrashService {
   }
 }
 
-async function lockTrashedTask(tx: PrismaTransaction, projectId: string, taskId: string): Promise<{ parent_deleted: boolean }> {
+async function lockTrashedTask(tx: SqlTransaction, projectId: string, taskId: string): Promise<{ parent_deleted: boolean }> {
   const rows = isUuid(taskId)
     ? await tx.$queryRaw<{ parent_deleted: boolean }[]>`
         SELECT (parent.deleted_at IS NOT NULL) AS parent_deleted

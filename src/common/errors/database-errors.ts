@@ -29,7 +29,7 @@ const VIOLATION_BY_PRISMA_CODE: Record<string, DatabaseViolation> = {
 /**
  * What a database error means, whichever layer reports it: Prisma Client (P20xx codes),
  * a driver adapter (DriverAdapterError, whose shape differs between adapter-pg and the
- * PGlite adapter), or a raw query (SQLSTATE).
+ * PGlite adapter), or the driver itself in a write transaction (SQLSTATE).
  */
 export function databaseViolation(error: unknown): DatabaseViolation | null {
   if (error instanceof Prisma.PrismaClientKnownRequestError) {
@@ -39,6 +39,9 @@ export function databaseViolation(error: unknown): DatabaseViolation | null {
     const sqlState = (error.meta as { code?: string } | undefined)?.code;
     return VIOLATION_BY_PRISMA_CODE[error.code] ?? (sqlState ? VIOLATION_BY_SQLSTATE[sqlState] : undefined) ?? null;
   }
+  // The database's own error, from a write transaction on the driver (pg or PGlite): SQLSTATE in `code`.
+  const sqlState = error instanceof Error && 'severity' in error ? (error as { code?: unknown }).code : undefined;
+  if (typeof sqlState === 'string') return VIOLATION_BY_SQLSTATE[sqlState] ?? null;
   if (error instanceof Error && error.name === 'DriverAdapterError') {
     const cause = (error as { cause?: { kind?: string; code?: string } }).cause ?? {};
     if (cause.kind === 'postgres' && cause.code) return VIOLATION_BY_SQLSTATE[cause.code] ?? null;
