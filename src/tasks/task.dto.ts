@@ -1,5 +1,6 @@
 import { ApiHideProperty, ApiProperty, OmitType, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import {
   IsCalendarDate,
@@ -67,6 +68,17 @@ export class CreateTaskDto {
   @IsCalendarDate()
   @ApiProperty({ type: String, format: 'date', nullable: true, required: false, example: '2026-12-24' })
   dueDate?: string | null;
+}
+
+/** Up to 100 tasks created at once, all or none (decisions.md section 16). */
+export class BulkCreateTasksDto {
+  /** 1 to 100 task bodies, each as POST /api/v1/tasks takes it; errors name them `tasks[3].title`. */
+  @IsArray()
+  @ArrayMinSize(1, { message: 'must hold 1 to 100 tasks' })
+  @ArrayMaxSize(100, { message: 'must hold 1 to 100 tasks' })
+  @ValidateNested({ each: true })
+  @Type(() => CreateTaskDto)
+  tasks: CreateTaskDto[];
 }
 
 /**
@@ -203,6 +215,11 @@ export class TaskDetailDto extends TaskDto {
 
 export class TaskResponseDto {
   task: TaskDetailDto;
+}
+
+export class BulkCreatedTasksDto {
+  /** In full, in the order sent. */
+  tasks: TaskDetailDto[];
 }
 
 export class TaskListDto {

@@ -7,7 +7,7 @@ import { ProblemDto } from '../common/errors/problem.dto';
 import { IfMatch } from '../common/http/entity-tag';
 import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
-import { CreateTaskDto, ListTasksQueryDto, TaskListDto, TaskResponseDto, UpdateTaskDto } from './task.dto';
+import { BulkCreatedTasksDto, BulkCreateTasksDto, CreateTaskDto, ListTasksQueryDto, TaskListDto, TaskResponseDto, UpdateTaskDto } from './task.dto';
 import { TasksService } from './tasks.service';
 
 @ApiTags('tasks')
@@ -38,6 +38,19 @@ export class TasksController {
     const created = await this.tasks.create(caller, dto);
     res.location(`/api/v1/tasks/${created.task.id}`);
     return created;
+  }
+
+  /** Creates 1 to 100 tasks at once, all or none; answers them in full, in the order sent. */
+  @Post('bulk')
+  @RequirePermission('tasks:create')
+  @ApiCreatedResponse({ type: BulkCreatedTasksDto })
+  @ApiBadRequestResponse({ description: 'An invalid item: errors[].field names it, as tasks[3].title', type: ProblemDto })
+  @ApiNotFoundResponse({
+    description: 'An item refers to something not in this project: errors[].field names it, as tasks[3].sprintId',
+    type: ProblemDto,
+  })
+  bulkCreate(@CurrentCaller() caller: Caller, @Body() dto: BulkCreateTasksDto): Promise<BulkCreatedTasksDto> {
+    return this.tasks.bulkCreate(caller, dto);
   }
 
   /** A task in full, with its description and both directions of its dependencies. */

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller';
 import { notFound } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
@@ -12,8 +13,17 @@ import { changesBetween, definedOnly } from '../changes/change';
 import { TaskStatus } from './task-fields';
 import { taskListFilter } from './task-list-filters';
 import { TaskReader } from './task-reader.service';
-import { checkTaskReferences, labelSet } from './task-references';
-import type { CreateTaskDto, ListTasksQueryDto, TaskDetailDto, TaskListDto, TaskResponseDto, UpdateTaskDto } from './task.dto';
+import { checkTaskReferences, FieldName, labelSet } from './task-references';
+import type {
+  BulkCreatedTasksDto,
+  BulkCreateTasksDto,
+  CreateTaskDto,
+  ListTasksQueryDto,
+  TaskDetailDto,
+  TaskListDto,
+  TaskResponseDto,
+  UpdateTaskDto,
+} from './task.dto';
 
 /** A task's editable fields as the API names and writes them (history compares these). */
 interface TaskFields {
@@ -59,40 +69,69 @@ export class TasksService {
   }
 
   async create(caller: Caller, dto: CreateTaskDto): Promise<TaskResponseDto> {
+    const [task] = await this.createMany(caller, [dto]);
+    return { task };
+  }
+
+  /** Creates up to 100 tasks in one transaction, all or none (decisions.md section 16). */
+  async bulkCreate(caller: Caller, dto: BulkCreateTasksDto): Promise<BulkCreatedTasksDto> {
+    return { tasks: await this.createMany(caller, dto.tasks, (index, field) => `tasks[${index}].${field}`) };
+  }
+
+  /**
+   * Creates tasks, answered in full in the order given: their references checked in one
+   * statement, the tasks and their labels written in one, their history and events in one.
+   */
+  private async createMany(caller: Caller, dtos: CreateTaskDto[], name?: FieldName): Promise<TaskDetailDto[]> {
     const { projectId } = caller;
-    const fields: TaskFields = {
-      title: dto.title,
-      description: dto.description ?? null,
-      status: dto.status ?? TaskStatus.backlog,
-      priority: dto.priority ?? 'none',
-      assigneeId: dto.assigneeId ?? null,
-      sprintId: dto.sprintId ?? null,
-      labelIds: labelSet(dto.labelIds ?? []),
-      dueDate: dto.dueDate ?? null,
-      parentId: dto.parentId ?? null,
-    };
-    const task = await this.prisma.write(async (tx) => {
-      await checkTaskReferences(tx, projectId, fields);
+    const tasks = dtos.map((dto) => ({
+      id: randomUUID(),
+      fields: {
+        title: dto.title,
+        description: dto.description ?? null,
+        status: dto.status ?? TaskStatus.backlog,
+        priority: dto.priority ?? 'none',
+        assigneeId: dto.assigneeId ?? null,
+        sprintId: dto.sprintId ?? null,
+        labelIds: labelSet(dto.labelIds ?? []),
+        dueDate: dto.dueDate ?? null,
+        parentId: dto.parentId ?? null,
+      } satisfies TaskFields,
+    }));
+    return this.prisma.write(async (tx) => {
+      await checkTaskReferences(
+        tx,
+        projectId,
+        tasks.map((task) => task.fields),
+        name,
+      );
       const now = new Date();
-      // The task and its labels in one statement (a data-modifying CTE).
-      const [{ id }] = await tx.$queryRaw<{ id: string }[]>`
-        WITH task AS (
-          INSERT INTO tasks (project_id, parent_id, ${TASK_COLUMNS}, created_at)
-          VALUES (${projectId}::uuid, ${fields.parentId}::uuid, ${taskValues(fields, now)}, ${now.toISOString()}::timestamptz)
-          RETURNING id),
-        labels AS (
-          INSERT INTO task_labels (project_id, task_id, label_id)
-          SELECT ${projectId}::uuid, task.id, label_id FROM task, unnest(${fields.labelIds}::uuid[]) AS label_id)
-        SELECT id::text FROM task`;
+      const labels = tasks.flatMap((task) => task.fields.labelIds.map((labelId) => [task.id, labelId]));
+      // The tasks and their labels in one statement (a data-modifying CTE).
+      await tx.$executeRaw`
+        WITH created AS (
+          INSERT INTO tasks (id, project_id, parent_id, ${TASK_COLUMNS}, created_at)
+          VALUES ${Prisma.join(
+            tasks.map(
+              (task) =>
+                Prisma.sql`(${task.id}::uuid, ${projectId}::uuid, ${task.fields.parentId}::uuid, ${taskValues(task.fields, now)}, ${now.toISOString()}::timestamptz)`,
+            ),
+          )})
+        INSERT INTO task_labels (project_id, task_id, label_id)
+        SELECT ${projectId}::uuid, l.task_id, l.label_id
+          FROM unnest(${labels.map(([taskId]) => taskId)}::uuid[], ${labels.map(([, labelId]) => labelId)}::uuid[]) AS l(task_id, label_id)`;
       await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
         at: now,
-        records: [{ task: id, action: 'created', changes: changesBetween(NOTHING, fields) }],
+        records: tasks.map((task) => ({ task: task.id, action: 'created' as const, changes: changesBetween(NOTHING, task.fields) })),
       });
-      return this.reader.detail(projectId, id, tx);
+      return this.reader.details(
+        projectId,
+        tasks.map((task) => task.id),
+        tx,
+      );
     });
-    return { task: task as TaskDetailDto };
   }
 
   /**
@@ -115,7 +154,7 @@ export class TasksService {
         labelIds: dto.labelIds && labelSet(dto.labelIds),
         dueDate: dto.dueDate,
       });
-      await checkTaskReferences(tx, projectId, requested);
+      await checkTaskReferences(tx, projectId, [requested]);
       const changes = changesBetween(current, requested);
       if (changes.length > 0) {
         const now = new Date();

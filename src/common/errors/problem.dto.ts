@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 
 export class FieldErrorDto {
-  /** The field or query parameter, in the API's names (`labelIds.1` for an element). */
+  /** The field or query parameter, in the API's names (`tasks[3].title` for a field of an item). */
   field: string;
   message: string;
 }

@@ -33,7 +33,8 @@ export function createValidationPipe(): ValidationPipe {
 
 function* flatten(errors: ValidationError[], parent = ''): Generator<{ field: string; constraint: string; message: string }> {
   for (const error of errors) {
-    const field = parent ? `${parent}.${error.property}` : error.property;
+    // An item of an array of objects is named by its index: tasks[3].title.
+    const field = !parent ? error.property : /^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`;
     // class-validator words its messages "<property> must ..."; the field is named apart.
     for (const [constraint, message] of Object.entries(error.constraints ?? {})) {
       yield { field, constraint, message: message.startsWith(`${error.property} `) ? message.slice(error.property.length + 1) : message };
