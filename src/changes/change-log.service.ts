@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { SqlTransaction } from '../database/sql-transaction';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
+import type { TaskDetailDto } from '../tasks/task.dto';
 import { TASK_VIEW_JOINS, taskJson } from '../tasks/task-view.sql';
 import { Change, CHANGES_CHANNEL } from './change';
 
@@ -23,8 +24,12 @@ import { Change, CHANGES_CHANNEL } from './change';
  */
 @Injectable()
 export class ChangeLog {
-  async record(tx: SqlTransaction, change: Change): Promise<void> {
-    if (change.records.length === 0) return;
+  /**
+   * Records `change`; answers each task it names as its event shows it (as GET answers it, or
+   * as the trash lists it), so that the service can answer with it instead of reading it again.
+   */
+  async record(tx: SqlTransaction, change: Change): Promise<RecordedTasks> {
+    if (change.records.length === 0) return {};
     const rows = change.records.map((record, index) => ({
       ord: index + 1,
       task_id: 'task' in record ? record.task : null,
@@ -35,7 +40,7 @@ export class ChangeLog {
     }));
     const count = rows.length;
     const at = change.at.toISOString();
-    await tx.$queryRaw`
+    const [row] = await tx.$queryRaw<{ tasks: RecordedTasks }[]>`
       WITH input AS (
         SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
           AS r(ord int, task_id uuid, sprint_id uuid, action text, changes json, blocked_by_id uuid)
@@ -86,9 +91,14 @@ export class ChangeLog {
           FROM events e
           JOIN webhooks w ON w.project_id = ${change.projectId}::uuid AND w.enabled AND (e.type = ANY(w.events) OR '*' = ANY(w.events))
       )
-      SELECT pg_notify(${CHANGES_CHANNEL}, ${change.projectId})::text AS notified`;
+      SELECT pg_notify(${CHANGES_CHANNEL}, ${change.projectId})::text AS notified,
+             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM task_views v) AS tasks`;
+    return row.tasks;
   }
 }
+
+/** Task id: the task as the change left it. */
+export type RecordedTasks = Record<string, TaskDetailDto>;
 
 /** A dependency's history entry names the other task as the changed field `blockedById`. */
 function historyChanges(record: Change['records'][number]) {

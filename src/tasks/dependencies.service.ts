@@ -39,13 +39,13 @@ export class DependenciesService {
           INSERT INTO task_dependencies (project_id, task_id, blocked_by_id, created_at)
           VALUES (${projectId}::uuid, ${taskId}::uuid, ${blockedById}::uuid, ${now.toISOString()}::timestamptz))
         UPDATE tasks SET updated_at = ${now.toISOString()}::timestamptz WHERE id = ${taskId}::uuid`;
-      await this.changes.record(tx, {
+      const recorded = await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
         at: now,
         records: [{ task: taskId, action: 'dependency_added', blockedById }],
       });
-      return this.reader.detail(projectId, taskId, tx);
+      return recorded[taskId];
     });
     return { task: task as TaskDetailDto };
   }

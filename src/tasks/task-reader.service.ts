@@ -153,17 +153,6 @@ export class TaskReader {
     return row;
   }
 
-  /** Live tasks of the project in full, in the order of `taskIds`. Pass the transaction to read inside it. */
-  async details(projectId: string, taskIds: string[], db: PrismaService | SqlTransaction = this.prisma): Promise<TaskDetailDto[]> {
-    const [row] = await db.$queryRaw<{ tasks: TaskDetailDto[] }[]>`
-      WITH shown AS (
-        SELECT t.* FROM tasks t WHERE t.id = ANY(${taskIds}::uuid[]) AND t.project_id = ${projectId}::uuid AND t.deleted_at IS NULL
-      )
-      SELECT COALESCE(json_agg(${taskJson({ detail: true })} ORDER BY array_position(${taskIds}::uuid[], t.id)), '[]'::json) AS tasks
-        FROM shown t ${TASK_VIEW_JOINS}`;
-    return row.tasks;
-  }
-
   /** A live task of the project in full, or null. Pass the transaction to read inside it. */
   async detail(projectId: string, taskId: string, db: PrismaService | SqlTransaction = this.prisma): Promise<TaskDetailDto | null> {
     const rows = await db.$queryRaw<{ task: TaskDetailDto }[]>`

@@ -120,17 +120,13 @@ export class TasksService {
         INSERT INTO task_labels (project_id, task_id, label_id)
         SELECT ${projectId}::uuid, l.task_id, l.label_id
           FROM unnest(${labels.map(([taskId]) => taskId)}::uuid[], ${labels.map(([, labelId]) => labelId)}::uuid[]) AS l(task_id, label_id)`;
-      await this.changes.record(tx, {
+      const recorded = await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
         at: now,
         records: tasks.map((task) => ({ task: task.id, action: 'created' as const, changes: changesBetween(NOTHING, task.fields) })),
       });
-      return this.reader.details(
-        projectId,
-        tasks.map((task) => task.id),
-        tx,
-      );
+      return tasks.map((task) => recorded[task.id]);
     });
   }
 
@@ -163,7 +159,13 @@ export class TasksService {
           UPDATE tasks SET (${TASK_COLUMNS}) = (${taskValues(next, now, current.status)})
            WHERE id = ${taskId}::uuid AND project_id = ${projectId}::uuid`;
         if (requested.labelIds) await replaceLabels(tx, projectId, taskId, requested.labelIds);
-        await this.changes.record(tx, { projectId, actor: caller.actor, at: now, records: [{ task: taskId, action: 'updated', changes }] });
+        const recorded = await this.changes.record(tx, {
+          projectId,
+          actor: caller.actor,
+          at: now,
+          records: [{ task: taskId, action: 'updated', changes }],
+        });
+        return recorded[taskId];
       }
       return this.reader.detail(projectId, taskId, tx);
     });

@@ -52,7 +52,7 @@ export class TrashService {
         )
         SELECT id::text, sprint_id::text, COALESCE(left_closed_sprint, false) AS left_closed_sprint FROM coming_back
          ORDER BY id = ${taskId}::uuid DESC, id`;
-      await this.changes.record(tx, {
+      const recorded = await this.changes.record(tx, {
         projectId,
         actor: caller.actor,
         at: now,
@@ -62,7 +62,7 @@ export class TrashService {
           changes: row.left_closed_sprint ? [{ field: 'sprintId', from: row.sprint_id, to: null }] : [],
         })),
       });
-      return this.reader.detail(projectId, taskId, tx);
+      return recorded[taskId];
     });
     return { task: task as TaskDetailDto };
   }
