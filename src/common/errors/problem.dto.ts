@@ -39,6 +39,7 @@ export class ProblemDto {
       'unsupported_media_type',
       'rate_limited',
       'service_unavailable',
+      'database_unavailable',
       'internal',
     ],
   })

@@ -20,6 +20,7 @@ export type ProblemCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'service_unavailable'
+  | 'database_unavailable'
   | 'internal';
 
 export interface FieldError {
