@@ -10,8 +10,11 @@ import { createValidationPipe } from './common/validation/validation.pipe';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { DemoModule } from './demo/demo.module';
 import { HealthModule } from './health/health.module';
 import { HistoryModule } from './history/history.module';
+import { LifecycleModule } from './lifecycle/lifecycle.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { ProjectsModule } from './projects/projects.module';
 import { SprintsModule } from './sprints/sprints.module';
 import { TasksModule } from './tasks/tasks.module';
@@ -24,7 +27,9 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        LifecycleModule,
         DatabaseModule,
+        MetricsModule,
         CommonModule,
         AuthModule,
         HealthModule,
@@ -33,6 +38,7 @@ export class AppModule {
         HistoryModule,
         SprintsModule,
         TrashModule,
+        DemoModule,
         // Last of the /api/v1 modules: its catch-all route must come after every real one.
         UnknownApiRouteModule,
         // Without ADMIN_TOKEN the admin interface does not exist: every /admin path is 404.

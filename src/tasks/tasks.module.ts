@@ -11,6 +11,7 @@ import { TasksService } from './tasks.service';
   imports: [HistoryModule],
   controllers: [TasksController, DependenciesController],
   providers: [TasksService, DependenciesService, TaskReader, TaskListCache],
-  exports: [TaskReader],
+  // TasksService and DependenciesService: the demo seed writes through them (src/demo).
+  exports: [TaskReader, TasksService, DependenciesService],
 })
 export class TasksModule {}
