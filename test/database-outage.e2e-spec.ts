@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { createProjectKey, ServerProcess, startServerProcess } from './support/server-process';
+import { createProjectKey, ServerProcess, startServerProcess, stopServerProcess } from './support/server-process';
 import { createTestDatabase, engine, TestDatabase } from './support/test-database';
 
 const ADMIN_URL = process.env.TEST_POSTGRES_URL || 'postgresql://root@127.0.0.1:5432/test';
@@ -27,10 +27,9 @@ async function asServerAdmin(...statements: string[]): Promise<void> {
     name = new URL(database.url!).pathname.slice(1);
     server = await startServerProcess({ DATABASE_URL: database.url! });
     key = await createProjectKey(server.baseUrl);
-  });
+  }, 120_000);
   afterAll(async () => {
-    server.child.kill('SIGTERM');
-    await server.exited;
+    await stopServerProcess(server);
     await asServerAdmin(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
     await database.drop();
   });

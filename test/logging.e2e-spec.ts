@@ -87,7 +87,7 @@ describe('logs and request ids', () => {
     logger.log({
       msg: 'delivery settings',
       webhook: { url: 'https://example.com/hook', secret: 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=' },
-      headers: { authorization: 'Bearer tsk_0123456789abcdef0123456789abcdef' },
+      headers: { authorization: 'Bearer tsk_0123456789abcdef0123456789abcdef', Cookie: 'session=s3cr3t', accept: 'application/json' },
       token: 'plain-token-value',
     });
     logger.warn('retrying with tsk_0123456789abcdef0123456789abcdef and Bearer abc.def.ghi and whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=');
@@ -95,11 +95,11 @@ describe('logs and request ids', () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatchObject({
       webhook: { url: 'https://example.com/hook', secret: '[redacted]' },
-      headers: { authorization: '[redacted]' },
+      headers: { authorization: '[redacted]', Cookie: '[redacted]', accept: 'application/json' },
       token: '[redacted]',
     });
     expect(lines[1].msg).toBe('retrying with tsk_[redacted] and Bearer [redacted] and whsec_[redacted]');
-    expect(JSON.stringify(lines)).not.toMatch(/0123456789abcdef|c2VjcmV0|plain-token-value|abc\.def\.ghi/);
+    expect(JSON.stringify(lines)).not.toMatch(/0123456789abcdef|c2VjcmV0|plain-token-value|abc\.def\.ghi|s3cr3t/);
   });
 
   it('writes every line of a request with its request id, and an unexpected error with its stack', async () => {

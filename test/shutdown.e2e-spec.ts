@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createProjectKey, startServerProcess } from './support/server-process';
+import { createProjectKey, ServerProcess, startServerProcess, stopServerProcess } from './support/server-process';
 import { createTestDatabase, engine, TestDatabase } from './support/test-database';
 
 interface Outcome {
@@ -57,6 +57,7 @@ describe('shutdown of the running service under load (a child process of the bui
   let dataDir: string;
   let database: TestDatabase | null = null;
   let env: Record<string, string>;
+  const started: ServerProcess[] = [];
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'shutdown-'));
@@ -64,12 +65,14 @@ describe('shutdown of the running service under load (a child process of the bui
     env = database ? { DATABASE_URL: database.url! } : { DATA_DIR: dataDir };
   });
   afterAll(async () => {
+    for (const server of started) await stopServerProcess(server);
     await database?.drop();
     await rm(dataDir, { recursive: true, force: true });
   });
 
   it('on SIGTERM answers every request sent before it, resets no connection, keeps every created task and exits 0', async () => {
     const server = await startServerProcess({ ...env, SHUTDOWN_TIMEOUT_MS: '10000' });
+    started.push(server);
     const key = await createProjectKey(server.baseUrl);
     const outcomes: Outcome[] = [];
     const clients = Array.from({ length: 16 }, async (_, client) => {
@@ -117,6 +120,7 @@ describe('shutdown of the running service under load (a child process of the bui
     );
 
     const restarted = await startServerProcess(env);
+    started.push(restarted);
     try {
       const stored = await listAllTaskIds(restarted.baseUrl, key);
       const acknowledged = outcomes.filter((outcome) => outcome.status === 201).map((outcome) => outcome.taskId!);
@@ -126,5 +130,6 @@ describe('shutdown of the running service under load (a child process of the bui
       restarted.child.kill('SIGTERM');
       expect(await restarted.exited).toBe(0);
     }
-  });
+    // Two starts of the server on a new database and a load run: minutes on a busy machine.
+  }, 240_000);
 });

@@ -16,9 +16,13 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
+// Generous: a new embedded database (migrations, demo project) on a machine busy with other tests.
+const START_TIMEOUT_MS = 90_000;
+
 /**
  * Starts `node dist/main.js` with `env` added to a clean environment (PORT=0: any free
- * port, read back from its "Listening" line; the admin interface on ADMIN_TOKEN).
+ * port, read back from its "Listening" line; the admin interface on ADMIN_TOKEN). A server
+ * that does not start is killed.
  */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
@@ -33,7 +37,10 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`The server did not start within 30 s:\n${stdout}\n${stderr}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`The server did not start within ${START_TIMEOUT_MS} ms:\n${stdout}\n${stderr}`));
+    }, START_TIMEOUT_MS);
     const check = () => {
       const match = /"msg":"Listening on http:\/\/localhost:(\d+)/.exec(stdout);
       if (match) {
@@ -78,4 +85,13 @@ export async function createProjectKey(baseUrl: string): Promise<string> {
     permissions: ['tasks:create', 'tasks:edit', 'tasks:delete', 'sprints:manage'],
   });
   return secret;
+}
+
+/** Stops the server if it still runs (SIGTERM, then SIGKILL after 15 s) and waits for its exit. */
+export async function stopServerProcess(server: ServerProcess | undefined): Promise<void> {
+  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
+  server.child.kill('SIGTERM');
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 15_000);
+  await server.exited;
+  clearTimeout(timer);
 }
