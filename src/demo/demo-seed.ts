@@ -62,7 +62,7 @@ export class DemoSeed implements OnApplicationBootstrap {
       grace: project.memberships.find((member) => member.name === 'Grace Hopper')!.id,
       label: Object.fromEntries(project.labels.map((label) => [label.name, label.id])),
     });
-    this.logger.log('Demo project created; its key is printed once, below');
+    this.logger.log('Demo project created; its key is printed once, on stdout');
     // Printed, not logged: it is shown this once and stored only as a hash. Plain lines
     // between the JSON log lines, so that a person starting the service reads it.
     process.stdout.write(

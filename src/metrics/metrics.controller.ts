@@ -16,6 +16,6 @@ export class MetricsController {
   @ApiProduces('text/plain')
   @ApiOkResponse({ description: 'Prometheus text exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } })
   metrics(): Promise<string> {
-    return this.registry.metrics();
+    return this.registry.exposition();
   }
 }
