@@ -30,6 +30,8 @@ const common = {
 
 module.exports = {
   testTimeout: 60_000,
+  // Once for the whole run: builds dist/ for the tests that start the service as a process.
+  globalSetup: '<rootDir>/test/support/build-global-setup.js',
   maxWorkers: 2,
   projects: [
     { ...common, displayName: 'pglite', globals: { TEST_DATABASE_ENGINE: 'pglite' } },

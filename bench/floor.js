@@ -18,11 +18,19 @@
 // Like any plain handler it reads the page and counts the total on every request (the
 // service remembers pages and totals per project version, src/tasks/task-list-cache.ts).
 //
+// It also answers the write rows (POST /api/v1/tasks, PATCH /api/v1/tasks/{id}, DELETE
+// /api/v1/tasks/{id}, POST /api/v1/trash/{id}/restore) with the same database work as the
+// service's writes, one transaction each: the key, the references of the body (one
+// statement), the task and its labels (one), and the change recorded with its history entry,
+// its event (numbered on the project's event_sequences row) and its webhook deliveries, read
+// back as the API's JSON (one statement, as src/changes/change-log.service.ts does), then
+// COMMIT. No validation beyond what the bench sends, no idempotency, no framework.
+//
 // Run as its own process (like the service), so that it never shares an event loop with
 // the load generator: node bench/floor.js, with PORT and DATABASE_URL or DATA_DIR.
 
 const http = require('node:http');
-const { createHash, createHmac } = require('node:crypto');
+const { createHash, createHmac, randomUUID } = require('node:crypto');
 
 // ---- The statement ----
 
@@ -74,7 +82,143 @@ SELECT (SELECT count(*)::int FROM tasks t WHERE ${matching}) AS total,
           LEFT JOIN page_blocked blk ON blk.task_id = t.id) AS tasks`;
 }
 
-const KEY_STATEMENT = 'SELECT project_id FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL';
+const KEY_STATEMENT = 'SELECT project_id, name FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL';
+
+// ---- The writes ----
+
+// A task in full (the service's TaskDetailDto), and as the trash lists it, over `shown t`.
+const LABELS_OF = (alias) =>
+  `COALESCE((SELECT json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY l.name, l.id)
+               FROM task_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.task_id = ${alias}.id), '[]'::json)`;
+const BLOCKED = `EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks b ON b.id = d.blocked_by_id
+                  WHERE d.task_id = t.id AND b.deleted_at IS NULL AND b.status NOT IN ('done', 'cancelled'))`;
+const REFS = (join, other) => `COALESCE((SELECT json_agg(json_build_object('id', o.id, 'title', o.title, 'status', o.status) ORDER BY d.created_at, o.id)
+    FROM task_dependencies d JOIN tasks o ON o.id = d.${other} WHERE d.${join} = t.id AND o.deleted_at IS NULL), '[]'::json)`;
+const taskView = (trash) => `json_build_object(
+    'id', t.id, 'projectId', t.project_id, 'title', t.title,${trash ? '' : " 'description', t.description,"} 'status', t.status, 'priority', t.priority,
+    'parentId', t.parent_id,
+    'assignee', CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('membershipId', a.id, 'name', a.name) END,
+    'labels', ${LABELS_OF('t')},
+    'sprint', CASE WHEN s.id IS NULL THEN NULL ELSE json_build_object('id', s.id, 'name', s.name, 'status', s.status) END,
+    'dueDate', to_char(t.due_date, 'YYYY-MM-DD'),
+    'completedAt', ${iso('t.completed_at')}, 'createdAt', ${iso('t.created_at')}, 'updatedAt', ${iso('t.updated_at')},${trash ? ` 'deletedAt', ${iso('t.deleted_at')},` : ''}
+    'blocked', ${BLOCKED}${trash ? '' : `, 'dependencies', json_build_object('blockedBy', ${REFS('task_id', 'blocked_by_id')}, 'blocks', ${REFS('blocked_by_id', 'task_id')})`})`;
+
+/**
+ * The change: history entries, events numbered on the project's row, webhook deliveries and
+ * NOTIFY, and the tasks as the change left them. $1 project, $2 actor, $3 time, $4 the
+ * records as JSON [{ord, task_id, action, changes}].
+ */
+const RECORD_STATEMENT = `
+WITH input AS (SELECT * FROM json_to_recordset($4::json) AS r(ord int, task_id uuid, action text, changes json)),
+history AS (
+  INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
+  SELECT $1::uuid, i.task_id, $2, i.action, COALESCE(i.changes, '[]'::json), $3::timestamptz FROM input i),
+numbering AS (
+  INSERT INTO event_sequences AS s (project_id, last_sequence) VALUES ($1::uuid, (SELECT count(*) FROM input))
+  ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + (SELECT count(*) FROM input)
+  RETURNING s.last_sequence - (SELECT count(*) FROM input) AS before),
+views AS (
+  SELECT t.id, CASE WHEN t.deleted_at IS NULL THEN ${taskView(false)} ELSE ${taskView(true)} END AS view
+    FROM tasks t LEFT JOIN memberships a ON a.id = t.assignee_id LEFT JOIN sprints s ON s.id = t.sprint_id
+   WHERE t.id IN (SELECT task_id FROM input) AND t.project_id = $1::uuid),
+events AS (
+  INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
+  SELECT $1::uuid, numbering.before + i.ord, 'task.' || i.action, $2, $3::timestamptz,
+         CASE WHEN i.action = 'updated' THEN json_build_object('task', v.view, 'changes', i.changes) ELSE json_build_object('task', v.view) END
+    FROM input i CROSS JOIN numbering JOIN views v ON v.id = i.task_id
+  RETURNING id, type),
+deliveries AS (
+  INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at)
+  SELECT $1::uuid, w.id, e.id, $3::timestamptz, $3::timestamptz
+    FROM events e JOIN webhooks w ON w.project_id = $1::uuid AND w.enabled AND (e.type = ANY(w.events) OR '*' = ANY(w.events)))
+SELECT pg_notify('project_changes', $1::uuid::text), (SELECT json_object_agg(id, view) FROM views) AS tasks`;
+
+const REFERENCES_STATEMENT = `
+SELECT EXISTS (SELECT 1 FROM memberships WHERE id = $2::uuid AND project_id = $1::uuid) AS assignee,
+       (SELECT status::text FROM sprints WHERE id = $3::uuid AND project_id = $1::uuid FOR SHARE) AS sprint,
+       (SELECT count(*)::int FROM labels WHERE id = ANY($4::uuid[]) AND project_id = $1::uuid) AS labels`;
+
+const INSERT_STATEMENT = `
+WITH task AS (
+  INSERT INTO tasks (id, project_id, title, description, status, priority, assignee_id, sprint_id, due_date, completed_at, created_at, updated_at)
+  VALUES ($1::uuid, $2::uuid, $3, $4, $5::task_status, $6::task_priority, $7::uuid, $8::uuid, $9::date,
+          CASE WHEN $5 = 'done' THEN $10::timestamptz END, $10::timestamptz, $10::timestamptz)
+  RETURNING id)
+INSERT INTO task_labels (project_id, task_id, label_id) SELECT $2::uuid, task.id, l FROM task, unnest($11::uuid[]) AS l`;
+
+const LOCK_STATEMENT = `SELECT title, priority::text FROM tasks WHERE id = $1::uuid AND project_id = $2::uuid AND deleted_at IS NULL FOR UPDATE`;
+
+/** The bench's write rows, with the database work of the service's writes (see the top of this file). */
+async function write(db, req, url, key, body) {
+  const actor = `${key.name} (API)`;
+  const now = new Date().toISOString();
+  const record = (tx, records) =>
+    tx.query({ name: 'floor_record', text: RECORD_STATEMENT, values: [key.project_id, actor, now, JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r })))] });
+  const task = /^\/api\/v1\/tasks\/([0-9a-f-]{36})$/.exec(url.pathname);
+  const restore = /^\/api\/v1\/trash\/([0-9a-f-]{36})\/restore$/.exec(url.pathname);
+  if (req.method === 'POST' && url.pathname === '/api/v1/tasks') {
+    return db.transaction(async (tx) => {
+      const labelIds = [...new Set(body.labelIds ?? [])].sort();
+      const [found] = await tx.query({ name: 'floor_refs', text: REFERENCES_STATEMENT, values: [key.project_id, body.assigneeId ?? null, body.sprintId ?? null, labelIds] });
+      if ((body.assigneeId && !found.assignee) || (body.sprintId && (!found.sprint || found.sprint === 'closed')) || found.labels !== labelIds.length) {
+        return { status: 404 };
+      }
+      const id = randomUUID();
+      const fields = [body.title, body.description ?? null, body.status ?? 'backlog', body.priority ?? 'none', body.assigneeId ?? null, body.sprintId ?? null, body.dueDate ?? null];
+      await tx.query({ name: 'floor_insert', text: INSERT_STATEMENT, values: [id, key.project_id, ...fields, now, labelIds] });
+      const names = ['title', 'description', 'status', 'priority', 'assigneeId', 'sprintId', 'dueDate'];
+      const changes = names.map((field, i) => ({ field, from: null, to: fields[i] })).filter((c) => c.to !== null);
+      if (labelIds.length) changes.push({ field: 'labelIds', from: [], to: labelIds });
+      const [row] = await record(tx, [{ task_id: id, action: 'created', changes }]);
+      return { status: 201, body: { task: row.tasks[id] }, location: `/api/v1/tasks/${id}` };
+    });
+  }
+  if (req.method === 'PATCH' && task) {
+    return db.transaction(async (tx) => {
+      const [current] = await tx.query({ name: 'floor_lock', text: LOCK_STATEMENT, values: [task[1], key.project_id] });
+      if (!current) return { status: 404 };
+      const next = { title: body.title ?? current.title, priority: body.priority ?? current.priority };
+      const changes = ['title', 'priority'].filter((field) => next[field] !== current[field]).map((field) => ({ field, from: current[field], to: next[field] }));
+      await tx.query({
+        name: 'floor_update',
+        text: 'UPDATE tasks SET title = $2, priority = $3::task_priority, updated_at = $4::timestamptz WHERE id = $1::uuid',
+        values: [task[1], next.title, next.priority, now],
+      });
+      const [row] = await record(tx, [{ task_id: task[1], action: 'updated', changes }]);
+      return { status: 200, body: { task: row.tasks[task[1]] } };
+    });
+  }
+  if (req.method === 'DELETE' && task) {
+    return db.transaction(async (tx) => {
+      const [current] = await tx.query({ name: 'floor_lock', text: LOCK_STATEMENT, values: [task[1], key.project_id] });
+      if (!current) return { status: 404 };
+      const trashed = await tx.query({
+        name: 'floor_trash',
+        text: `UPDATE tasks SET deleted_at = $3::timestamptz, trashed_with_id = $1::uuid, updated_at = $3::timestamptz
+                WHERE project_id = $2::uuid AND deleted_at IS NULL AND (id = $1::uuid OR parent_id = $1::uuid) RETURNING id::text`,
+        values: [task[1], key.project_id, now],
+      });
+      await record(tx, trashed.map((row) => ({ task_id: row.id, action: 'deleted' })));
+      return { status: 204 };
+    });
+  }
+  if (req.method === 'POST' && restore) {
+    return db.transaction(async (tx) => {
+      const restored = await tx.query({
+        name: 'floor_restore',
+        text: `UPDATE tasks SET deleted_at = NULL, trashed_with_id = NULL, updated_at = $3::timestamptz
+                WHERE project_id = $2::uuid AND deleted_at IS NOT NULL AND (id = $1::uuid OR (trashed_with_id = $1::uuid AND parent_id = $1::uuid))
+                RETURNING id::text`,
+        values: [restore[1], key.project_id, now],
+      });
+      if (!restored.length) return { status: 404 };
+      const [row] = await record(tx, restored.map((r) => ({ task_id: r.id, action: 'restored' })));
+      return { status: 200, body: { task: row.tasks[restore[1]] } };
+    });
+  }
+  return { status: 404 };
+}
 
 /** The filters of a query string, and the statement's parameter values. */
 function listRequest(searchParams, projectId, decodeCursor) {
@@ -119,8 +263,23 @@ async function openDatabase(env) {
     const { Pool } = require('pg');
     // As many connections as the service's pool (src/database/database-engine.ts).
     const pool = new Pool({ connectionString: env.DATABASE_URL, max: 10 });
+    pool.on('connect', (client) => void client.query("SET TIME ZONE 'UTC'").catch(() => undefined));
     return {
       query: async (statement) => (await pool.query(statement)).rows,
+      async transaction(work) {
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          const result = await work({ query: async (statement) => (await client.query(statement)).rows });
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        } finally {
+          client.release();
+        }
+      },
       close: () => pool.end(),
     };
   }
@@ -129,6 +288,7 @@ async function openDatabase(env) {
   const db = await PGlite.create({ dataDir: env.DATA_DIR, extensions: { pg_trgm } });
   return {
     query: async (statement) => (await db.query(statement.text, statement.values)).rows,
+    transaction: (work) => db.transaction((tx) => work({ query: async (statement) => (await tx.query(statement.text, statement.values)).rows })),
     close: () => db.close(),
   };
 }
@@ -142,16 +302,23 @@ async function main() {
 
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://floor');
-    if (req.method !== 'GET' || url.pathname !== '/api/v1/tasks') {
-      res.writeHead(url.pathname === '/ready' ? 200 : 404).end();
-      return;
-    }
+    if (url.pathname === '/ready') return void res.writeHead(200).end();
     const match = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
     if (!match) return void res.writeHead(401).end();
     try {
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk);
       const keyHash = createHash('sha256').update(match[1]).digest('hex');
       const [key] = await db.query({ name: 'floor_key', text: KEY_STATEMENT, values: [keyHash] });
       if (!key) return void res.writeHead(401).end();
+      if (req.method !== 'GET') {
+        const answer = await write(db, req, url, key, chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {});
+        const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
+        const headers = text ? { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) } : {};
+        if (answer.location) headers.Location = answer.location;
+        return void res.writeHead(answer.status, headers).end(text);
+      }
+      if (url.pathname !== '/api/v1/tasks') return void res.writeHead(404).end();
       const statement = listRequest(url.searchParams, key.project_id, (cursor) => cursors.decode(cursor));
       const [row] = await db.query(statement);
       const tasks = row.tasks ?? [];

@@ -169,6 +169,8 @@ async function measureFixed(server, scenario, rate, args) {
 }
 
 const LIST_ROWS = ['listDefault', 'listFiltered', 'listDeep'];
+/** The write rows the floor answers too: the service's writes are measured against it. */
+const WRITE_ROWS = ['create', 'patch', 'deleteRestore'];
 
 const wanted = (args, key) => !args.only || args.only.has(key);
 
@@ -186,6 +188,13 @@ async function runFloor(database, rows, args) {
     for (const key of ['listDefault', 'listFiltered'].filter((k) => wanted(args, k))) {
       fixed[key] = await measureFixed(floor, rows[key], 200, args);
     }
+    for (const key of WRITE_ROWS.filter((k) => wanted(args, k))) await measureRow(floor, meter, rows[key], args, results, key);
+    // A run stops between a DELETE and its restore: bring those tasks back. The writes changed
+    // what the lists show, so their answers are taken again for the service's check.
+    for (const id of rows.deleteRestore.leftInTrash()) {
+      await fetchJson(floor.url, rows.deleteRestore, { method: 'POST', path: `/api/v1/trash/${id}/restore` });
+    }
+    for (const key of LIST_ROWS) answers[key] = await fetchJson(floor.url, rows[key], rows[key].steps[0]({}));
     return { results, answers, fixed };
   } finally {
     await meter?.close();

@@ -1,26 +1,43 @@
-import { LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { jsonBodyParsing } from './common/http/body-parsing';
 import { requestId } from './common/http/request-id';
 import type { AppConfig } from './config/app-config';
+import { HttpDrain } from './lifecycle/http-drain';
+import { createRootLogger, httpLogger, NestLogger } from './logging/logger';
+import { HttpMetrics } from './metrics/http-metrics';
 import { setupOpenApi } from './openapi';
+
+// Longer than the idle timeout of common load balancers (60 s): the balancer, not the
+// service, closes an idle keep-alive connection, so it never sends a request on a connection
+// the service is closing at that moment.
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
  * Builds the whole application, exactly as it serves clients. main.ts and the tests
- * both use it, so the tests see what clients see.
+ * both use it, so the tests see what clients see. `logDestination` (tests) receives the log
+ * lines instead of stdout.
  */
-export async function createApp(config: AppConfig, options: { logger?: LogLevel[] | false } = {}): Promise<NestExpressApplication> {
+export async function createApp(config: AppConfig, options: { logDestination?: DestinationStream } = {}): Promise<NestExpressApplication> {
+  const logger = createRootLogger(config, options.logDestination);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
-    logger: options.logger,
+    logger: new NestLogger(logger),
     // Start-up failures propagate as errors (main.ts prints them) instead of exiting the process.
     abortOnError: false,
   });
   app.disable('x-powered-by');
   app.set('etag', false);
+  const server = app.getHttpServer();
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  app.get(HttpDrain).track(server);
+  // In this order, before any route: the id and arrival time first, then what reads them.
   app.use(requestId());
+  app.use(app.get(HttpDrain).middleware());
+  app.use(httpLogger(logger));
+  app.use(app.get(HttpMetrics).middleware());
   app.use(jsonBodyParsing());
   setupOpenApi(app);
   await app.init();

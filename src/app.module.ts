@@ -12,11 +12,14 @@ import { createValidationPipe } from './common/validation/validation.pipe';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { DemoModule } from './demo/demo.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { HistoryModule } from './history/history.module';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyModule } from './idempotency/idempotency.module';
+import { LifecycleModule } from './lifecycle/lifecycle.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { ProjectsModule } from './projects/projects.module';
 import { SprintsModule } from './sprints/sprints.module';
 import { TasksModule } from './tasks/tasks.module';
@@ -29,7 +32,9 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        LifecycleModule,
         DatabaseModule,
+        MetricsModule,
         CommonModule,
         ChangeLogModule,
         IdempotencyModule,
@@ -41,6 +46,7 @@ export class AppModule {
         SprintsModule,
         TrashModule,
         EventsModule,
+        DemoModule,
         // Last of the /api/v1 modules: its catch-all route must come after every real one.
         UnknownApiRouteModule,
         // Without ADMIN_TOKEN the admin interface does not exist: every /admin path is 404.

@@ -1,41 +1,81 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { withKey } from './support/fixtures';
-import { engine, startTestApp } from './support/test-app';
+import { ALL_PERMISSIONS } from '../src/auth/permissions';
+import { TaskJson, withKey } from './support/fixtures';
+import { engine, startTestApp, TestApp } from './support/test-app';
 
 // The demo project belongs to the embedded database only (decisions.md section 9).
 (engine === 'pglite' ? describe : describe.skip)('demo project on a new embedded database', () => {
   let dataDir: string;
-  beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'demo-'));
-  });
-  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+  let t: TestApp | undefined;
+  let printed: string[];
+  let key: string;
 
-  it('prints a key with every permission once, and keeps the data across restarts', async () => {
-    const printed: string[] = [];
+  /** Starts the service on `dataDir`, keeping what it prints on stdout. */
+  async function start(): Promise<TestApp> {
+    printed = [];
     const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => (printed.push(String(chunk)), true));
     try {
-      const first = await startTestApp({ dataDir, seedDemoProject: true });
-      const key = /(tsk_[A-Za-z0-9_-]{43})/.exec(printed.join(''))?.[1];
-      expect(key).toBeDefined();
-      const api = withKey(first, key!);
-      await api.get('/api/v1/members').expect(200);
-      const row = await first.prisma.apiKey.findFirstOrThrow({ where: { prefix: key!.slice(0, 12) } });
-      expect([...row.permissions].sort()).toEqual(['sprints:manage', 'tasks:create', 'tasks:delete', 'tasks:edit', 'webhooks:manage']);
-      await first.close();
-
-      printed.length = 0;
-      const second = await startTestApp({ dataDir, seedDemoProject: true });
-      try {
-        expect(printed.join('')).not.toMatch(/tsk_/);
-        await withKey(second, key!).get('/api/v1/members').expect(200);
-        expect(await second.prisma.project.count()).toBe(1);
-      } finally {
-        await second.close();
-      }
+      return await startTestApp({ dataDir, seedDemoProject: true });
     } finally {
       write.mockRestore();
     }
+  }
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'demo-'));
+    t = await start();
+    key = /(tsk_[A-Za-z0-9_-]{43})/.exec(printed.join(''))?.[1] ?? '';
+  });
+  afterAll(async () => {
+    await t?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints a key with every permission once', async () => {
+    expect(key).not.toBe('');
+    expect(printed.join('')).toContain(`Authorization: Bearer ${key}`);
+    await withKey(t!, key).get('/api/v1/members').expect(200);
+    const row = await t!.prisma.apiKey.findFirstOrThrow({ where: { prefix: key.slice(0, 12) } });
+    expect([...row.permissions].sort()).toEqual([...ALL_PERMISSIONS].sort());
+  });
+
+  it('gives the demo project sprints and tasks worth exploring, each written through the API services with its history', async () => {
+    const api = withKey(t!, key);
+    const { sprints } = (await api.get('/api/v1/sprints').expect(200)).body;
+    expect(sprints.map((sprint: { name: string; status: string }) => [sprint.name, sprint.status])).toEqual([
+      ['Sprint 2', 'planned'],
+      ['Sprint 1', 'active'],
+    ]);
+    const list = (await api.get('/api/v1/tasks?limit=100').expect(200)).body;
+    const tasks: TaskJson[] = list.tasks;
+    expect(list.total).toBe(10);
+    expect(tasks.some((task) => task.labels.length > 0)).toBe(true);
+    expect(tasks.some((task) => task.assignee !== null)).toBe(true);
+    expect(tasks.some((task) => task.dueDate !== null)).toBe(true);
+    expect(tasks.filter((task) => task.sprint?.name === 'Sprint 1').length).toBeGreaterThanOrEqual(4);
+    expect(tasks.filter((task) => task.parentId !== null)).toHaveLength(1);
+    expect(tasks.filter((task) => task.blocked)).toHaveLength(1);
+    const blocked = (await api.get(`/api/v1/tasks/${tasks.find((task) => task.blocked)!.id}`).expect(200)).body.task;
+    expect(blocked.dependencies.blockedBy).toHaveLength(1);
+
+    // The one write path: every task has its creation in history, by the demo key, as a client's would.
+    for (const task of tasks) {
+      const { history } = (await api.get(`/api/v1/tasks/${task.id}/history`).expect(200)).body;
+      expect(history[history.length - 1]).toMatchObject({ action: 'created', actor: 'Demo key (API)' });
+    }
+    const { history } = (await api.get(`/api/v1/tasks/${blocked.id}/history`).expect(200)).body;
+    expect(history[0]).toMatchObject({ action: 'dependency_added' });
+  });
+
+  it('keeps the data across restarts, and prints no key again', async () => {
+    await t!.close();
+    t = undefined;
+    t = await start();
+    expect(printed.join('')).not.toMatch(/tsk_/);
+    await withKey(t, key).get('/api/v1/members').expect(200);
+    expect(await t.prisma.project.count()).toBe(1);
+    expect(await t.prisma.task.count()).toBe(10);
   });
 });

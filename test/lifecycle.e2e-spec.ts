@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { ConfigError, loadConfig } from '../src/config/app-config';
+import { DrainState } from '../src/lifecycle/drain-state';
 import { createProject, createTask } from './support/fixtures';
 import { engine, startTestApp } from './support/test-app';
 
@@ -13,6 +14,17 @@ describe('configuration', () => {
       adminToken: null,
       rateLimitPerMinute: 1200,
       redisUrl: null,
+      logLevel: 'info',
+      logFormat: 'json',
+      shutdownTimeoutMs: 10_000,
+    });
+  });
+
+  it('reads LOG_LEVEL, LOG_FORMAT and SHUTDOWN_TIMEOUT_MS', () => {
+    expect(loadConfig({ LOG_LEVEL: 'debug', LOG_FORMAT: 'pretty', SHUTDOWN_TIMEOUT_MS: '2500' })).toMatchObject({
+      logLevel: 'debug',
+      logFormat: 'pretty',
+      shutdownTimeoutMs: 2500,
     });
   });
 
@@ -27,6 +39,10 @@ describe('configuration', () => {
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /RATE_LIMIT_PER_MINUTE/],
     [{ DATABASE_URL: 'mysql://localhost/db' }, /DATABASE_URL/],
     [{ REDIS_URL: 'localhost:6379' }, /REDIS_URL/],
+    [{ LOG_LEVEL: 'verbose' }, /LOG_LEVEL/],
+    [{ LOG_FORMAT: 'xml' }, /LOG_FORMAT/],
+    [{ SHUTDOWN_TIMEOUT_MS: '10s' }, /SHUTDOWN_TIMEOUT_MS/],
+    [{ SHUTDOWN_TIMEOUT_MS: '0' }, /SHUTDOWN_TIMEOUT_MS/],
   ])('stops the start with a message naming the variable for %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -54,6 +70,34 @@ describe('graceful shutdown', () => {
     for (const res of answers) expect(((await res.json()) as { total: number }).total).toBe(30);
     await closing;
     await expect(fetch(url)).rejects.toThrow();
+  });
+});
+
+describe('draining', () => {
+  it('answers /ready 503 at once when draining starts, keeps serving the other requests, each answer with Connection: close', async () => {
+    const t = await startTestApp();
+    try {
+      const project = await createProject(t);
+      const before = await t.http.get('/ready').set('Connection', 'keep-alive').expect(200);
+      expect(before.headers.connection).toBe('keep-alive');
+      const drain = t.app.get(DrainState);
+      const woken = new Promise((resolve) => drain.signal.addEventListener('abort', resolve, { once: true }));
+      drain.begin(Date.now() + 10_000);
+      await woken;
+      expect(drain.isDraining).toBe(true);
+      expect(drain.deadline).toBeGreaterThan(Date.now());
+
+      const ready = await t.http.get('/ready').set('Connection', 'keep-alive').expect(503);
+      expect(ready.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(ready.body).toMatchObject({ status: 503, code: 'service_unavailable', detail: 'The service is shutting down' });
+      expect(ready.headers.connection).toBe('close');
+      const created = await project.api.post('/api/v1/tasks', { title: 'While draining' }).set('Connection', 'keep-alive').expect(201);
+      expect(created.headers.connection).toBe('close');
+      expect(await t.prisma.task.count({ where: { id: created.body.task.id } })).toBe(1);
+      expect((await t.http.get('/health').set('Connection', 'keep-alive').expect(200)).headers.connection).toBe('close');
+    } finally {
+      await t.close();
+    }
   });
 });
 

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { Counter } from 'prom-client';
 import type { SqlTransaction } from '../database/sql-transaction';
+import { MetricsRegistry } from '../metrics/metrics-registry';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import type { TaskDetailDto } from '../tasks/task.dto';
 import { TASK_VIEW_JOINS, taskJson } from '../tasks/task-view.sql';
@@ -24,6 +26,17 @@ import { Change, CHANGES_CHANNEL } from './change';
  */
 @Injectable()
 export class ChangeLog {
+  private readonly appended: Counter<'type'>;
+
+  constructor(registry: MetricsRegistry) {
+    this.appended = new Counter({
+      name: 'events_appended_total',
+      help: 'Events appended to the change feed, by type',
+      labelNames: ['type'],
+      registers: [registry],
+    });
+  }
+
   /**
    * Records `change`; answers each task it names as its event shows it (as GET answers it, or
    * as the trash lists it), so that the service can answer with it instead of reading it again.
@@ -93,6 +106,9 @@ export class ChangeLog {
       )
       SELECT pg_notify(${CHANGES_CHANNEL}, ${change.projectId})::text AS notified,
              (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM task_views v) AS tasks`;
+    tx.afterCommit(() => {
+      for (const record of change.records) this.appended.inc({ type: `${'task' in record ? 'task' : 'sprint'}.${record.action}` });
+    });
     return row.tasks;
   }
 }

@@ -27,7 +27,16 @@ export interface AppConfig {
   webhookRetrySchedule: number[];
   /** Allow http:// and private, loopback and link-local webhook targets (development and tests). */
   webhookAllowPrivateUrls: boolean;
+  /** The least severe level written: `info` by default (section 15 of decisions.md). */
+  logLevel: LogLevel;
+  /** `json`: one JSON object per line; `pretty`: coloured lines for a person (needs pino-pretty). */
+  logFormat: 'json' | 'pretty';
+  /** On SIGTERM or SIGINT, the whole shutdown (drain, workers, database) ends within this many ms. */
+  shutdownTimeoutMs: number;
 }
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export class ConfigError extends Error {}
 
@@ -45,6 +54,16 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   // Any value enables the admin interface (decisions.md section 8); choosing a long random
   // one is the operator's part (README).
   const adminToken = optional(env.ADMIN_TOKEN);
+  const logLevel = optional(env.LOG_LEVEL) ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const logFormat = optional(env.LOG_FORMAT) ?? 'json';
+  if (logFormat !== 'json' && logFormat !== 'pretty') throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${logFormat}"`);
+  if (logFormat === 'pretty' && !isInstalled('pino-pretty')) {
+    // A development dependency: a production install (npm install --omit=dev) has JSON logs only.
+    throw new ConfigError('LOG_FORMAT=pretty needs the pino-pretty package, a development dependency (npm install)');
+  }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     databaseUrl,
@@ -59,7 +78,19 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000),
     webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
     webhookAllowPrivateUrls: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
+    logLevel: logLevel as LogLevel,
+    logFormat,
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1_000, 600_000),
   };
+}
+
+function isInstalled(packageName: string): boolean {
+  try {
+    require.resolve(packageName);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function optional(value: string | undefined): string | null {

@@ -1,9 +1,10 @@
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPg } from '@prisma/adapter-pg';
-import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transaction } from '@prisma/driver-adapter-utils';
 import { Client, Pool } from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { createHash } from 'node:crypto';
 import type { TransactionQuery } from './sql-transaction';
 
 /** One connection's worth of raw SQL, used where a session matters (the migrator's advisory lock). */
@@ -31,19 +32,55 @@ export interface DatabaseEngine {
    * Closed with the engine.
    */
   listen(channel: string, onNotify: (payload: string | null) => void): Promise<void>;
+  /** The connection pool's state (metrics); null on PGlite, which has one in-process connection and no pool. */
+  poolStats(): PoolStats | null;
   close(): Promise<void>;
+}
+
+/**
+ * The name a write statement is prepared under on each connection: PostgreSQL parses and plans
+ * it once per connection instead of on every request, which was most of a write's database CPU
+ * (ChangeLog's statement builds JSON in several CTEs). The texts are a few dozen shapes.
+ */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `w_${createHash('sha1').update(text).digest('base64url')}`;
+    if (statementNames.size < 10_000) statementNames.set(text, name);
+  }
+  return name;
 }
 
 /** How long a lost LISTEN connection waits before it connects again. */
 const RELISTEN_DELAY_MS = 1000;
+
+export interface PoolStats {
+  /** Open connections, busy or idle. */
+  total: number;
+  idle: number;
+  /** Queries and transactions waiting for a connection. */
+  waiting: number;
+  max: number;
+}
+
+/** Pool size on PostgreSQL, per instance. */
+const POOL_MAX = 10;
+/**
+ * How long a query waits for a connection before it fails (answered 503 database_unavailable):
+ * while PostgreSQL is unreachable requests fail fast instead of queueing for ever.
+ */
+const POOL_CONNECTION_TIMEOUT_MS = 5_000;
 
 export async function openDatabase(options: { databaseUrl: string | null; dataDir: string }): Promise<DatabaseEngine> {
   return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
 }
 
 function openPostgres(connectionString: string): DatabaseEngine {
-  const pool = new Pool({ connectionString, max: 10 });
-  // A dropped idle connection must not crash the process; the pool replaces it.
+  // keepAlive: a connection to a database host that vanished is noticed by TCP, not left hanging.
+  const pool = new Pool({ connectionString, max: POOL_MAX, connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS, keepAlive: true });
+  // A dropped idle connection (the database restarted, an administrator terminated it) must
+  // not crash the process: the pool discards it and opens a new one when next asked.
   pool.on('error', () => undefined);
   // adapter-pg sends instants as text without an offset, which PostgreSQL reads in the
   // session's time zone: every session runs in UTC, whatever the server's default. (pg runs
@@ -81,14 +118,19 @@ function openPostgres(connectionString: string): DatabaseEngine {
   };
   return {
     kind: 'postgresql',
-    adapter: new PrismaPg(pool, { disposeExternalPool: false }),
+    adapter: releasingDeadTransactions(new PrismaPg(pool, { disposeExternalPool: false })),
     async transaction(work) {
       const client = await pool.connect();
       let broken: unknown;
+      // A connection lost mid-transaction (the server restarted, the backend was terminated)
+      // reports it here as well as through the statement that fails: without a listener the
+      // process would crash on it. The connection is then given up, not returned to the pool.
+      const lost = (error: Error) => (broken = error);
+      client.on('error', lost);
       try {
         await client.query('BEGIN');
         const result = await work(async (text, values) => {
-          const answer = await client.query(text, values);
+          const answer = await client.query({ name: statementName(text), text, values });
           return { rows: answer.rows, affectedRows: answer.rowCount ?? 0 };
         });
         await client.query('COMMIT');
@@ -98,6 +140,7 @@ function openPostgres(connectionString: string): DatabaseEngine {
         await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError));
         throw error;
       } finally {
+        client.off('error', lost);
         client.release(broken instanceof Error ? broken : undefined);
       }
     },
@@ -113,6 +156,7 @@ function openPostgres(connectionString: string): DatabaseEngine {
         client.release();
       }
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: POOL_MAX }),
     close: async () => {
       closed = true;
       await Promise.all(listeners.map((client) => client.end().catch(() => undefined)));
@@ -141,6 +185,46 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
           return { rows: answer.rows, affectedRows: answer.affectedRows ?? 0 };
         }),
       ),
+    poolStats: () => null,
     close: () => db.close(),
   };
+}
+
+/**
+ * adapter-pg with one repair. Prisma 6.19 hands a transaction's connection back to the pool
+ * only after its COMMIT or ROLLBACK statement succeeds. When the connection died under the
+ * transaction (the database restarted, an administrator terminated the backend), that
+ * statement fails and the connection stays checked out for ever: after ten of those the
+ * pool is exhausted and every request times out until a restart (measured: a few rounds of
+ * pg_terminate_backend under load were enough). Here a failed COMMIT or ROLLBACK releases the
+ * connection, and pg-pool discards it as broken.
+ */
+function releasingDeadTransactions(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
+  const wrapTransaction = (transaction: Transaction): Transaction =>
+    withOverride(transaction, 'executeRaw', async (query) => {
+      try {
+        return await transaction.executeRaw(query);
+      } catch (error) {
+        if (query.sql === 'COMMIT' || query.sql === 'ROLLBACK') await transaction.rollback().catch(() => undefined);
+        throw error;
+      }
+    });
+  const wrapAdapter = (adapter: SqlDriverAdapter): SqlDriverAdapter =>
+    withOverride(adapter, 'startTransaction', async (isolationLevel) => wrapTransaction(await adapter.startTransaction(isolationLevel)));
+  return withOverride(
+    withOverride(factory, 'connect', async () => wrapAdapter(await factory.connect())),
+    'connectToShadowDb',
+    async () => wrapAdapter(await factory.connectToShadowDb()),
+  );
+}
+
+/** `target` with one method replaced; every other member is the target's own (methods bound to it). */
+function withOverride<T extends object, K extends keyof T>(target: T, name: K, replacement: T[K]): T {
+  return new Proxy(target, {
+    get(object, property) {
+      if (property === name) return replacement;
+      const value = Reflect.get(object, property, object) as unknown;
+      return typeof value === 'function' ? value.bind(object) : value;
+    },
+  });
 }

@@ -27,9 +27,13 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
    * an Idempotency-Key, whose stored answer must commit with the change: src/idempotency), the
    * change joins it instead of opening its own.
    */
-  write<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+  async write<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
     const open = requestTransaction.getStore();
-    return open ? work(open) : this.engine.transaction((query) => work(new SqlTransaction(query)));
+    if (open) return work(open);
+    let tx!: SqlTransaction;
+    const result = await this.engine.transaction((query) => work((tx = new SqlTransaction(query))));
+    tx.committed();
+    return result;
   }
 
   /** Runs `work` with every `write` inside it joining `tx`. */

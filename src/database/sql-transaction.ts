@@ -13,7 +13,19 @@ export type TransactionQuery = (text: string, values: unknown[]) => Promise<{ ro
  * Performance: writes). The SQL and its parameters are the same; only the driver call differs.
  */
 export class SqlTransaction {
+  private readonly onCommit: (() => void)[] = [];
+
   constructor(private readonly query: TransactionQuery) {}
+
+  /** Runs `then` once the transaction has committed (never if it rolls back): counters of what it wrote, say. */
+  afterCommit(then: () => void): void {
+    this.onCommit.push(then);
+  }
+
+  /** For PrismaService.write, after COMMIT. */
+  committed(): void {
+    for (const then of this.onCommit) then();
+  }
 
   /** The rows of one statement. */
   async $queryRaw<T = unknown>(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<T> {

@@ -1,6 +1,7 @@
 import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { CHANGES_CHANNEL } from '../changes/change';
 import { PrismaService } from '../database/prisma.service';
+import { DrainState } from '../lifecycle/drain-state';
 
 type Wake = () => void;
 
@@ -17,14 +18,23 @@ export class ChangeSignal implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly everyChange = new Set<Wake>();
   private stopped = false;
 
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    drain: DrainState,
+  ) {
+    // Draining: held long polls are answered now (the drain waits for requests in flight), and no new one waits.
+    drain.signal.addEventListener('abort', () => this.stop(), { once: true });
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.prisma.engine.listen(CHANGES_CHANNEL, (projectId) => this.changed(projectId));
   }
 
-  /** Shutting down: held long polls are answered now, and no new one waits. */
   onModuleDestroy(): void {
+    this.stop();
+  }
+
+  private stop(): void {
     this.stopped = true;
     this.changed(null);
   }

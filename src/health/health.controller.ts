@@ -4,6 +4,7 @@ import { Public } from '../auth/auth.decorators';
 import { Problem } from '../common/errors/problem';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { PrismaService } from '../database/prisma.service';
+import { DrainState } from '../lifecycle/drain-state';
 
 class HealthDto {
   status: string;
@@ -13,7 +14,10 @@ class HealthDto {
 @Public()
 @Controller()
 export class HealthController {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly drain: DrainState,
+  ) {}
 
   /** Liveness: the process answers. */
   @Get('health')
@@ -22,11 +26,13 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: the database answers. */
+  /** Readiness: the service takes new requests (it is not shutting down) and the database answers. */
   @Get('ready')
   @ApiOkResponse({ type: HealthDto })
-  @ApiServiceUnavailableResponse({ type: ProblemDto })
+  @ApiServiceUnavailableResponse({ type: ProblemDto, description: 'Shutting down, or the database does not answer (service_unavailable)' })
   async ready(): Promise<HealthDto> {
+    // From SIGTERM on, at once: a load balancer stops sending new requests while the ones received are answered.
+    if (this.drain.isDraining) throw new Problem(HttpStatus.SERVICE_UNAVAILABLE, 'service_unavailable', 'The service is shutting down');
     try {
       await this.prisma.$queryRaw`SELECT 1`;
     } catch {

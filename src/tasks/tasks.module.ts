@@ -10,6 +10,7 @@ import { TasksService } from './tasks.service';
 @Module({
   controllers: [TasksController, DependenciesController],
   providers: [TasksService, DependenciesService, TaskReader, TaskListCache, TaskListDeltas],
-  exports: [TaskReader],
+  // TasksService and DependenciesService: the demo seed writes through them (src/demo).
+  exports: [TaskReader, TasksService, DependenciesService],
 })
 export class TasksModule {}

@@ -50,8 +50,77 @@ export function databaseViolation(error: unknown): DatabaseViolation | null {
   return null;
 }
 
+/** Seconds a client is asked to wait (Retry-After) when the database is unavailable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+// What says "the database cannot be reached or used right now", as opposed to "this request
+// is wrong", at each layer that may report it.
+const UNAVAILABLE_PRISMA_CODES = new Set([
+  'P1001', // cannot reach the database server
+  'P1002', // reached, but timed out
+  'P1008', // operation timed out
+  'P1017', // the server closed the connection
+  'P2024', // timed out fetching a connection from the pool
+  'P2037', // too many connections
+]);
+const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+const UNAVAILABLE_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+// SQLSTATE class 08 (connection exception); 57P01 to 57P05 (admin shutdown, crash shutdown,
+// cannot connect now: starting up or in recovery, database dropped, idle session timeout);
+// 53300 too many connections.
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-5]|53300)$/;
+// 55000 is a general "object not in prerequisite state"; at connection time it is
+// ALTER DATABASE ... ALLOW_CONNECTIONS false.
+const NOT_ACCEPTING_CONNECTIONS = /is not currently accepting connections/;
+// pg and pg-pool report a lost or unobtainable connection as a plain Error, with no code.
+const PG_CONNECTION_FAILURE = /^Connection terminated|timeout exceeded when trying to connect|is not queryable|Cannot use a pool after calling end/;
+
+/**
+ * Whether an error says that the database is unreachable or refusing work right now
+ * (answered 503 database_unavailable with Retry-After), whichever layer reports it: Prisma
+ * Client (P1xxx codes), a driver adapter (DriverAdapterError and its cause), pg (a
+ * DatabaseError with a SQLSTATE, or a plain Error), or the socket (ECONNREFUSED...). Follows
+ * `cause` and Prisma's `meta.driverAdapterError` down the chain.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const pending: unknown[] = [error];
+  for (let depth = 0; pending.length > 0 && depth < 10; depth++) {
+    const candidate = pending.pop();
+    if (!candidate || typeof candidate !== 'object') continue;
+    const { code, kind, originalCode, originalMessage, message, cause, meta } = candidate as Record<string, unknown>;
+    const text = typeof message === 'string' ? message : typeof originalMessage === 'string' ? originalMessage : '';
+    for (const sqlState of [code, originalCode]) {
+      if (typeof sqlState !== 'string') continue;
+      if (UNAVAILABLE_PRISMA_CODES.has(sqlState) || UNAVAILABLE_SOCKET_CODES.has(sqlState) || UNAVAILABLE_SQLSTATE.test(sqlState)) return true;
+      if (sqlState === '55000' && NOT_ACCEPTING_CONNECTIONS.test(text)) return true;
+    }
+    if (typeof kind === 'string' && UNAVAILABLE_ADAPTER_KINDS.has(kind)) return true;
+    // Only for errors without a code: a database error's message may quote stored values.
+    if (code === undefined && kind === undefined && PG_CONNECTION_FAILURE.test(text)) return true;
+    pending.push(cause, (meta as { driverAdapterError?: unknown } | undefined)?.driverAdapterError);
+  }
+  return false;
+}
+
 /** The answer for a database error the service did not catch itself, or null for a 500. */
 export function problemFromDatabaseError(error: unknown): Problem | null {
+  if (isDatabaseUnavailable(error)) {
+    return new Problem(
+      HttpStatus.SERVICE_UNAVAILABLE,
+      'database_unavailable',
+      'The database is unavailable at the moment; retry after the number of seconds in Retry-After',
+    );
+  }
   switch (databaseViolation(error)) {
     case 'unique':
       return new Problem(HttpStatus.CONFLICT, 'conflict', 'A record with these values already exists');

@@ -1,29 +1,32 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import type { Request, Response } from 'express';
-import { problemFromDatabaseError } from './database-errors';
+import { DATABASE_RETRY_AFTER_SECONDS, problemFromDatabaseError } from './database-errors';
 import { Problem, ProblemCode } from './problem';
 
 /**
  * The one place where failures become answers: every error, from every endpoint,
- * leaves as RFC 9457 problem+json with a stable `code`. Unexpected errors are logged
- * with the request id and answered with a body that says nothing about the cause.
+ * leaves as RFC 9457 problem+json with a stable `code`. Unexpected errors are answered with
+ * a body that says nothing about the cause, and written with their stack on the request's
+ * log line (src/logging), which carries the request id.
  */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
-  private readonly logger = new Logger('Errors');
-
   catch(exception: unknown, host: ArgumentsHost): void {
     const context = host.switchToHttp();
     const request = context.getRequest<Request>();
     const response = context.getResponse<Response>();
     const problem = this.toProblem(exception, request);
+    if (problem.code === 'internal') response.err = exception instanceof Error ? exception : new Error(String(exception));
+    // Not a bug, but what failed belongs in the log line (without a stack).
+    if (problem.code === 'database_unavailable') response.locals.databaseError = exception instanceof Error ? exception.message : String(exception);
     if (response.headersSent) {
       response.end();
       return;
     }
     if (problem.code === 'unauthenticated') response.setHeader('WWW-Authenticate', 'Bearer');
     for (const [name, value] of Object.entries(problem.headers)) response.setHeader(name, value);
+    if (problem.code === 'database_unavailable') response.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
     response
       .status(problem.getStatus())
       .type('application/problem+json')
@@ -48,10 +51,6 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       const status = exception.getStatus();
       return new Problem(status, CODE_BY_STATUS[status] ?? 'validation_failed', httpExceptionDetail(exception, request));
     }
-    this.logger.error(
-      `request ${request.id ?? '-'} ${request.method} ${request.originalUrl} failed`,
-      exception instanceof Error ? exception.stack : String(exception),
-    );
     return new Problem(HttpStatus.INTERNAL_SERVER_ERROR, 'internal', 'An unexpected error occurred; it has been logged');
   }
 }

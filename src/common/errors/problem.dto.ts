@@ -45,6 +45,7 @@ export class ProblemDto {
       'precondition_failed',
       'events_expired',
       'invalid_webhook_url',
+      'database_unavailable',
       'internal',
     ],
   })

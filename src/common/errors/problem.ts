@@ -26,6 +26,7 @@ export type ProblemCode =
   | 'precondition_failed'
   | 'events_expired'
   | 'invalid_webhook_url'
+  | 'database_unavailable'
   | 'internal';
 
 export interface FieldError {

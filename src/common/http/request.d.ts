@@ -3,8 +3,10 @@ import type { Problem } from '../errors/problem';
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** Request id, also sent as X-Request-Id; errors are logged with it. */
-    id?: string;
+    /** Request id, also sent as X-Request-Id; every log line of the request carries it. */
+    id: string;
+    /** performance.now() when the request arrived (request-id.ts): request durations in logs and metrics. */
+    startedAt?: number;
     /** The project key that authenticated this request (src/auth). */
     caller?: Caller;
     /** A body problem found while parsing, answered after authentication (src/common/http/body-parsing.ts). */

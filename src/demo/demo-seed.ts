@@ -1,0 +1,168 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { generateApiKey } from '../auth/api-keys';
+import { ALL_PERMISSIONS } from '../auth/permissions';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { DatabaseStart } from '../database/database.module';
+import { PrismaService } from '../database/prisma.service';
+import { SprintsService } from '../sprints/sprints.service';
+import { DependenciesService } from '../tasks/dependencies.service';
+import { TaskPriority, TaskStatus } from '../tasks/task-fields';
+import { TasksService } from '../tasks/tasks.service';
+
+/**
+ * On a new embedded database: a demo project worth exploring (two members, labels, an active
+ * sprint and a planned one, ten tasks with labels, assignees, due dates, a subtask and a
+ * dependency) and a key holding every permission, printed once.
+ *
+ * Runs once the application is initialised, and writes the sprints, tasks and dependencies
+ * through the services, with a caller for the demo key, as a client's requests would: every
+ * task gets its history (and whatever else the one write path records) like any other.
+ */
+@Injectable()
+export class DemoSeed implements OnApplicationBootstrap {
+  private readonly logger = new Logger('Demo');
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly database: DatabaseStart,
+    private readonly prisma: PrismaService,
+    private readonly sprints: SprintsService,
+    private readonly tasks: TasksService,
+    private readonly dependencies: DependenciesService,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.seedDemoProject || this.database.engine.kind !== 'pglite' || !this.database.wasEmpty) return;
+    const key = generateApiKey();
+    const project = await this.prisma.project.create({
+      data: {
+        name: 'Demo project',
+        memberships: { create: [{ name: 'Ada Lovelace' }, { name: 'Grace Hopper' }] },
+        labels: {
+          create: [
+            { name: 'bug', color: '#d73a4a' },
+            { name: 'feature', color: '#0e8a16' },
+            { name: 'docs', color: '#0075ca' },
+          ],
+        },
+        apiKeys: { create: { name: 'Demo key', prefix: key.prefix, secretHash: key.secretHash, permissions: [...ALL_PERMISSIONS] } },
+      },
+      include: { memberships: true, labels: true, apiKeys: true },
+    });
+    const caller: Caller = {
+      projectId: project.id,
+      keyId: project.apiKeys[0].id,
+      keyName: project.apiKeys[0].name,
+      permissions: new Set(ALL_PERMISSIONS),
+      actor: `${project.apiKeys[0].name} (API)`,
+    };
+    await this.createWork(caller, {
+      ada: project.memberships.find((member) => member.name === 'Ada Lovelace')!.id,
+      grace: project.memberships.find((member) => member.name === 'Grace Hopper')!.id,
+      label: Object.fromEntries(project.labels.map((label) => [label.name, label.id])),
+    });
+    this.logger.log('Demo project created; its key is printed once, on stdout');
+    // Printed, not logged: it is shown this once and stored only as a hash. Plain lines
+    // between the JSON log lines, so that a person starting the service reads it.
+    process.stdout.write(
+      [
+        '',
+        'A demo project was created on this new embedded database. Its API key (shown once):',
+        '',
+        `    ${key.secret}`,
+        '',
+        `Try it: curl -H "Authorization: Bearer ${key.secret}" http://localhost:${this.config.port}/api/v1/tasks`,
+        `or in the Swagger UI at http://localhost:${this.config.port}/docs (Authorize, then paste the key).`,
+        '',
+      ].join('\n') + '\n',
+    );
+  }
+
+  private async createWork(caller: Caller, ids: { ada: string; grace: string; label: Record<string, string> }): Promise<void> {
+    const today = todayInMadrid();
+    const { sprint: current } = await this.sprints.create(caller, {
+      name: 'Sprint 1',
+      goal: 'Ship the first public beta',
+      startDate: addDays(today, -7),
+      endDate: addDays(today, 7),
+    });
+    // Activating is the app side's part (sprints are activated in the app, never through the API).
+    await this.sprints.activate(current.id);
+    const { sprint: next } = await this.sprints.create(caller, {
+      name: 'Sprint 2',
+      goal: 'Polish and documentation',
+      startDate: addDays(today, 8),
+      endDate: addDays(today, 21),
+    });
+    const task = async (
+      title: string,
+      fields: {
+        status?: TaskStatus;
+        priority?: TaskPriority;
+        assigneeId?: string;
+        labels?: string[];
+        sprintId?: string;
+        dueInDays?: number;
+        parentId?: string;
+        description?: string;
+      } = {},
+    ) =>
+      (
+        await this.tasks.create(caller, {
+          title,
+          description: fields.description,
+          status: fields.status,
+          priority: fields.priority,
+          assigneeId: fields.assigneeId,
+          labelIds: fields.labels?.map((name) => ids.label[name]),
+          sprintId: fields.sprintId,
+          dueDate: fields.dueInDays === undefined ? undefined : addDays(today, fields.dueInDays),
+          parentId: fields.parentId,
+        })
+      ).task;
+    const login = await task('Sign-in with an email link', {
+      status: TaskStatus.in_progress,
+      priority: TaskPriority.high,
+      assigneeId: ids.ada,
+      labels: ['feature'],
+      sprintId: current.id,
+      dueInDays: 3,
+      description: 'Send a one-time link instead of asking for a password.\n\n- link valid for 15 minutes\n- one use only',
+    });
+    await task('Email template for the sign-in link', { status: TaskStatus.todo, assigneeId: ids.grace, sprintId: current.id, parentId: login.id });
+    const crash = await task('Crash when a due date is cleared', {
+      status: TaskStatus.in_review,
+      priority: TaskPriority.urgent,
+      assigneeId: ids.grace,
+      labels: ['bug'],
+      sprintId: current.id,
+      dueInDays: 1,
+    });
+    await task('Set up the staging environment', { status: TaskStatus.done, assigneeId: ids.ada, sprintId: current.id });
+    const release = await task('Release notes for the beta', {
+      status: TaskStatus.todo,
+      priority: TaskPriority.medium,
+      labels: ['docs'],
+      sprintId: current.id,
+      dueInDays: 6,
+    });
+    await this.dependencies.add(caller, release.id, crash.id);
+    await task('Keyboard shortcuts for the board', { priority: TaskPriority.low, labels: ['feature'], sprintId: next.id });
+    await task('API reference examples in three languages', { assigneeId: ids.grace, labels: ['docs', 'feature'], sprintId: next.id });
+    await task('Dark mode', { labels: ['feature'] });
+    await task('Slow search with more than 10 000 tasks', { status: TaskStatus.todo, priority: TaskPriority.high, labels: ['bug'] });
+    await task('Old import format', { status: TaskStatus.cancelled, description: 'Nobody uses it any more.' });
+  }
+}
+
+/** Today as a calendar day in Madrid (the contract's civil days). */
+function todayInMadrid(): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Madrid' }).format(new Date());
+}
+
+function addDays(day: string, days: number): string {
+  const date = new Date(`${day}T00:00:00.000Z`);
+  date.setUTCDate(date.getUTCDate() + days);
+  return date.toISOString().slice(0, 10);
+}

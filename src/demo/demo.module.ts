@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+import { SprintsModule } from '../sprints/sprints.module';
+import { TasksModule } from '../tasks/tasks.module';
+import { DemoSeed } from './demo-seed';
+
+/** The demo project of a new embedded database (decisions.md section 9), written through the services. */
+@Module({ imports: [TasksModule, SprintsModule], providers: [DemoSeed] })
+export class DemoModule {}

@@ -1,0 +1,85 @@
+import { Injectable } from '@nestjs/common';
+import type { Server, ServerResponse } from 'node:http';
+import { Server as NetServer, Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { DrainState } from './drain-state';
+
+/**
+ * How long an idle keep-alive connection stays open once draining starts. A client busy on
+ * it sends its next request within this time and gets an answer (with Connection: close)
+ * instead of a reset; a connection still idle after it is closed.
+ */
+const IDLE_GRACE_MS = 1_000;
+
+/**
+ * The HTTP side of a graceful shutdown: knows the requests in flight and the open
+ * connections, and closes the server without resetting any connection a client may be
+ * using (decisions.md section 15).
+ */
+@Injectable()
+export class HttpDrain {
+  private readonly inFlight = new Set<ServerResponse>();
+  private readonly sockets = new Set<Socket>();
+  private server: Server | null = null;
+
+  constructor(private readonly drainState: DrainState) {
+    // Registered first, so it runs before any other module reacts to draining: an answer
+    // another module sends at once (a held long poll) already carries Connection: close.
+    drainState.signal.addEventListener('abort', () => this.closeAfterAnswers(), { once: true });
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /** Middleware, first of all: counts the request in flight until its answer is done, and asks for `Connection: close` while draining. */
+  middleware(): RequestHandler {
+    return (req: Request, res: Response, next: NextFunction) => {
+      this.inFlight.add(res);
+      res.once('close', () => this.inFlight.delete(res));
+      if (this.drainState.isDraining) res.setHeader('Connection', 'close');
+      // A server closed without the drain (app.close() alone, as the tests do) waits for every
+      // connection to end: one that finishes an answer then is not kept alive for nothing.
+      const socket = req.socket;
+      res.once('finish', () => {
+        if (this.server && !this.server.listening) socket.end();
+      });
+      next();
+    };
+  }
+
+  /** Follows the server's connections (call once, before it listens). */
+  track(server: Server): void {
+    this.server = server;
+    server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  /**
+   * Stops accepting connections and lets every request already received be answered (each
+   * answer closes its connection). A keep-alive connection that is idle gets a moment
+   * (IDLE_GRACE_MS) to deliver a request its client may already have sent, then is closed.
+   * At `cutOffAt` (a Date.now() value) whatever is still open is destroyed. Answers how
+   * many requests were cut that way (0 after a clean drain).
+   */
+  async drain(server: Server, cutOffAt: number): Promise<number> {
+    // net.Server#close only: http.Server#close (Node 19+) also destroys the idle keep-alive
+    // connections at once, racing with a request a client may be sending on one of them.
+    NetServer.prototype.close.call(server);
+    const closeIdleFrom = Math.min(Date.now() + IDLE_GRACE_MS, cutOffAt);
+    while (this.sockets.size > 0 && Date.now() < cutOffAt) {
+      if (Date.now() >= closeIdleFrom) server.closeIdleConnections();
+      await sleep(10);
+    }
+    const cut = this.inFlight.size;
+    if (this.sockets.size > 0) server.closeAllConnections();
+    return cut;
+  }
+
+  private closeAfterAnswers(): void {
+    for (const res of this.inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+  }
+}
