@@ -1,11 +1,13 @@
 import { Controller, Get, HttpStatus } from '@nestjs/common';
-import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/auth.decorators';
 import { Problem } from '../common/errors/problem';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { PrismaService } from '../database/prisma.service';
 
 class HealthDto {
+  // This file is not a .dto.ts, which the Swagger plugin reads: the property is declared here.
+  @ApiProperty({ enum: ['ok', 'ready'], description: '`ok` from /health, `ready` from /ready' })
   status: string;
 }
 
@@ -18,7 +20,7 @@ export class HealthController {
   /** Liveness: the process answers. */
   @Get('health')
   @ApiOkResponse({ type: HealthDto })
-  health(): HealthDto {
+  checkHealth(): HealthDto {
     return { status: 'ok' };
   }
 
@@ -26,7 +28,7 @@ export class HealthController {
   @Get('ready')
   @ApiOkResponse({ type: HealthDto })
   @ApiServiceUnavailableResponse({ type: ProblemDto })
-  async ready(): Promise<HealthDto> {
+  async checkReadiness(): Promise<HealthDto> {
     try {
       await this.prisma.$queryRaw`SELECT 1`;
     } catch {

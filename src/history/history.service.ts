@@ -7,7 +7,7 @@ import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { toPage } from '../common/pagination/page';
 import { PrismaService, PrismaTransaction } from '../database/prisma.service';
-import type { HistoryPageDto } from './history-entry.dto';
+import type { FieldChangeDto, HistoryPageDto } from './history-entry.dto';
 
 export type HistoryAction = 'created' | 'updated' | 'deleted' | 'restored' | 'dependency_added' | 'dependency_removed';
 
@@ -75,7 +75,8 @@ export class HistoryService {
         createdAt: row.createdAt.toISOString(),
         actor: row.actor,
         action: row.action,
-        changes: row.changes as unknown as FieldChange[],
+        // Stored as recorded: each value a string, a list of ids, or null (FieldChangeDto).
+        changes: row.changes as unknown as FieldChangeDto[],
       })),
       nextCursor: page.nextCursor,
     };
