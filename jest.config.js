@@ -31,6 +31,8 @@ const common = {
 module.exports = {
   testTimeout: 60_000,
   maxWorkers: 2,
+  // The default output, then the count of answers checked against the OpenAPI document.
+  reporters: ['default', '<rootDir>/test/support/openapi-contract-reporter.js'],
   projects: [
     { ...common, displayName: 'pglite', globals: { TEST_DATABASE_ENGINE: 'pglite' } },
     {
