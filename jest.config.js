@@ -33,6 +33,8 @@ module.exports = {
   // Once for the whole run: builds dist/ for the tests that start the service as a process.
   globalSetup: '<rootDir>/test/support/build-global-setup.js',
   maxWorkers: 2,
+  // The default output, then the count of answers checked against the OpenAPI document.
+  reporters: ['default', '<rootDir>/test/support/openapi-contract-reporter.js'],
   projects: [
     { ...common, displayName: 'pglite', globals: { TEST_DATABASE_ENGINE: 'pglite' } },
     {

@@ -1,61 +1,361 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { STATUS_CODES } from 'node:http';
+import { PUBLIC_OPERATION } from './auth/auth.decorators';
 
-/** Swagger UI at /docs and the OpenAPI 3 document at /docs/openapi.json. */
+/**
+ * OpenAPI 3.1, not the 3.0 @nestjs/swagger writes by default. Measured with Ajv 8 (+ ajv-formats)
+ * and openapi-typescript 7 (docs/decisions.md, "The OpenAPI document"): in 3.0 a nullable
+ * reference (`nullable: true` beside `allOf: [{$ref}]`) does not let `null` validate in Ajv, and
+ * the 3.0 spellings that Ajv accepts (`enum: [null]` branches) come out of the generator as
+ * `T | (never | null)`. In 3.1, `oneOf: [{$ref}, {type: 'null'}]` and `type: ['string', 'null']`
+ * are plain JSON Schema: Ajv validates `null` and nothing else, and the generator writes
+ * `MemberDto | null`. The DTOs keep Nest's `nullable: true`; toJsonSchemaNulls() below rewrites it.
+ */
+const OPENAPI_VERSION = '3.1.0';
+
+const TAGS: [name: string, description: string][] = [
+  [
+    'tasks',
+    "The project's tasks: list (filters, cursor pagination), create, read, update, send to the trash; " +
+      'dependencies between tasks, and the history of every change.',
+  ],
+  ['sprints', "The project's sprints: list, create, read, update, delete. Activation and closing belong to the app (admin)."],
+  ['trash', 'Tasks sent to the trash, with their subtasks: list, restore, destroy for good.'],
+  [
+    'events',
+    "The change feed: every change to the project's tasks and sprints as an event, numbered without gaps in commit order; " +
+      'read with `after`, or hold the request open with `wait` until the next one commits.',
+  ],
+  ['members and labels', "The project's members and labels: the ids that a task's assigneeId and labelIds take."],
+  ['health', 'Liveness and readiness probes for load balancers and orchestrators; no key.'],
+  [
+    'admin',
+    "The product's app side under /admin/v1 (projects, members, labels, keys, sprint activation and closing), " +
+      "authenticated with the deployment's ADMIN_TOKEN, never with a project key. Served only when ADMIN_TOKEN is set.",
+  ],
+];
+
+/** Swagger UI at /docs and the OpenAPI document at /docs/openapi.json. */
 export function setupOpenApi(app: INestApplication): OpenAPIObject {
-  const config = new DocumentBuilder()
-    .setTitle('Task and sprint planning service')
-    .setDescription(
-      [
-        "Manage a project's tasks and sprints. Every `/api/v1` request acts on the project of its key, sent as",
-        '`Authorization: Bearer <key>`. Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`.',
-        'Every `/api/v1` answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.',
-      ].join(' '),
-    )
-    .setVersion('1')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A project key (tsk_...)' }, 'api-key')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of the deployment' }, 'admin-token')
-    .build();
-  const document = SwaggerModule.createDocument(app, config);
-  addCommonErrors(document);
-  useProblemJsonForErrors(document);
+  const document = createOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json', yamlDocumentUrl: 'docs/openapi.yaml' });
   return document;
 }
 
 /**
- * Answers any operation can give, documented once here rather than on every route: 400 for
- * an unknown query parameter (and a bad body), 413 and 415 where a body is taken, 500.
+ * The document: what the controllers and DTOs declare, then the rules every operation shares,
+ * added here once (security, the answers and headers of all routes, problem+json). Anything that
+ * holds for every operation, or every operation of a kind, belongs in one of these steps.
  */
-function addCommonErrors(document: OpenAPIObject): void {
-  const problem = (description: string) => ({
-    description,
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/ProblemDto' } } },
+export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setOpenAPIVersion(OPENAPI_VERSION)
+    .setTitle('Task and sprint planning service')
+    .setDescription(
+      [
+        "Manage a project's tasks and sprints. Every `/api/v1` request acts on the project of its key, sent as",
+        '`Authorization: Bearer <key>`. Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`.',
+        'Every `/api/v1` answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and every answer',
+        '`X-Request-Id`. Ids are UUIDs; calendar dates are `YYYY-MM-DD` (Madrid civil days); timestamps are UTC with milliseconds.',
+      ].join(' '),
+    )
+    .setVersion('1')
+    .addServer('/', 'This deployment')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'tsk_...', description: 'A project key (tsk_...)' }, 'api-key')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of the deployment' }, 'admin-token');
+  for (const [name, description] of TAGS) builder.addTag(name, description);
+  const config = builder.build();
+  // The service is not open source (package.json: UNLICENSED); 3.1 names that with an SPDX reference.
+  config.info.license = { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
+  config.info.contact = { name: 'Task and sprint planning service team' };
+  config.components = { ...config.components, headers: HEADERS };
+
+  const document = SwaggerModule.createDocument(app, config, {
+    // The controller method's name is the operationId, so a generated client reads
+    // `listTasks`, `createTask`: name route methods accordingly (checked unique below).
+    operationIdFactory: (_controller, method) => method,
   });
-  for (const pathItem of Object.values(document.paths)) {
-    for (const operation of [pathItem.get, pathItem.post, pathItem.patch, pathItem.put, pathItem.delete]) {
-      if (!operation) continue;
-      const responses = operation.responses;
-      responses['400'] ??= problem('An unknown query parameter, or a body sent to a route that takes none (unknown_field)');
-      if (operation.requestBody) {
-        responses['413'] ??= problem('The body is larger than 1 MiB (payload_too_large)');
-        responses['415'] ??= problem('The body is not application/json (unsupported_media_type)');
-      }
-      responses['500'] ??= problem('Unexpected error; the body says nothing about its cause (internal)');
+  for (const [path, method, operation] of operationsOf(document)) {
+    checkOperationId(document, path, method, operation);
+    declareSecurity(path, method, operation);
+    describeIdParameters(operation);
+    addCommonAnswers(path, method, operation);
+    describeSafeRetries(path, method, operation);
+    describeConditionalRequests(path, method, operation);
+    describeEmptyAnswers(operation);
+    useProblemJsonForErrors(operation);
+  }
+  closeRequestBodies(document);
+  toJsonSchemaNulls(document);
+  return document;
+}
+
+type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+const METHODS: Method[] = ['get', 'post', 'patch', 'put', 'delete'];
+
+function* operationsOf(document: OpenAPIObject): Generator<[string, Method, OperationObject]> {
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (operation) yield [path, method, operation];
     }
   }
 }
 
-/** Error answers are application/problem+json, not application/json. */
-function useProblemJsonForErrors(document: OpenAPIObject): void {
-  for (const pathItem of Object.values(document.paths)) {
-    for (const operation of Object.values(pathItem)) {
-      if (!operation || typeof operation !== 'object' || !('responses' in operation)) continue;
-      for (const [status, response] of Object.entries(operation.responses as Record<string, { content?: Record<string, unknown> }>)) {
-        if (Number(status) >= 400 && response.content?.['application/json']) {
-          response.content = { 'application/problem+json': response.content['application/json'] };
-        }
-      }
+function checkOperationId(document: OpenAPIObject, path: string, method: Method, operation: OperationObject): void {
+  const id = operation.operationId ?? '';
+  const same = [...operationsOf(document)].filter(([, , other]) => other.operationId === id);
+  if (!/^[a-z][A-Za-z0-9]*$/.test(id) || same.length > 1) {
+    throw new Error(
+      `OpenAPI: ${method.toUpperCase()} ${path} has operationId "${id}": name its controller method uniquely, as a client method (listTasks)`,
+    );
+  }
+}
+
+/**
+ * Every route needs a project key (ApiKeyGuard is global) unless it is public or admin; the
+ * document says which, from the decorators the guards read. An operation that declares
+ * neither is an error here rather than a document that silently says "no key".
+ */
+function declareSecurity(path: string, method: Method, operation: OperationObject): void {
+  const extensions = operation as unknown as Record<string, unknown>;
+  if (extensions[PUBLIC_OPERATION]) {
+    delete extensions[PUBLIC_OPERATION];
+    operation.security = [];
+  } else if (!operation.security?.length) {
+    throw new Error(`OpenAPI: ${method.toUpperCase()} ${path} declares no security: use @ApiKeyAuthenticated, @AdminAuthenticated or @Public`);
+  }
+}
+
+/** Ids in paths are UUIDs; any other value names nothing (404). */
+function describeIdParameters(operation: OperationObject): void {
+  for (const parameter of (operation.parameters ?? []) as ParameterObject[]) {
+    if (parameter.in === 'path' && parameter.name.endsWith('Id')) {
+      parameter.schema = { type: 'string', format: 'uuid' };
+      parameter.description ??= `The ${parameter.name.slice(0, -2).replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}'s id`;
     }
+  }
+}
+
+/** Response headers, referenced from the answers that always carry them. */
+const HEADERS = {
+  'X-Request-Id': {
+    description: "The request's id: the client's own X-Request-Id when it sent a sensible one, else one made for it. Logs name it.",
+    required: true,
+    schema: { type: 'string' },
+  },
+  'RateLimit-Limit': {
+    description: 'Requests allowed per key per minute (RATE_LIMIT_PER_MINUTE)',
+    required: true,
+    schema: { type: 'integer', minimum: 1 },
+  },
+  'RateLimit-Remaining': { description: 'Requests left in the current window', required: true, schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Reset': { description: 'Seconds until the window resets', required: true, schema: { type: 'integer', minimum: 0 } },
+  'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 0 } },
+  'WWW-Authenticate': { description: 'Always `Bearer`', required: true, schema: { type: 'string', enum: ['Bearer'] } },
+  'Retry-After-When-In-Progress': {
+    description: 'On idempotency_in_progress: seconds to wait before retrying (1)',
+    required: false,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  ETag: {
+    description:
+      'A strong entity tag: a hash of the body bytes, the same as the GET of the resource answers. Send it back as If-None-Match or If-Match.',
+    required: true,
+    schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]+"$' },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key, replayed byte for byte',
+    required: false,
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
+const problem = (description: string): ResponseObject => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ProblemDto' } } },
+});
+
+/**
+ * The answers any operation can give whatever its own logic, documented once here:
+ * - 400 for an unknown query parameter, a body sent to a route that takes none, or a body
+ *   that is not a JSON object; 413 and 415 for a body (any route reads one if sent); 500.
+ * - 409 on every write: a concurrent change can conflict with it (database-errors.ts).
+ * - /api/v1 (project key): 401 and 429, and the RateLimit-* headers on every answer.
+ * - /admin/v1 (admin token): 401.
+ * - 503 database_unavailable (with Retry-After) wherever the database is read.
+ * - X-Request-Id on every answer.
+ * Operations describe their own 400, 404 and 409 where they have more to say.
+ */
+function addCommonAnswers(path: string, method: Method, operation: OperationObject): void {
+  const responses = operation.responses as Record<string, ResponseObject>;
+  const takesBody = operation.requestBody !== undefined;
+  responses['400'] ??= problem(
+    takesBody
+      ? 'The body is not a JSON object (malformed_json), or has an unknown or invalid field'
+      : 'An unknown query parameter, or a body sent to a route that takes none (unknown_field)',
+  );
+  if (method !== 'get') {
+    const concurrent = 'a concurrent change conflicted with this one; retry (conflict)';
+    responses['409'] = responses['409']
+      ? { ...responses['409'], description: `${responses['409'].description}; or ${concurrent}` }
+      : problem(`The change conflicts: ${concurrent}`);
+  }
+  responses['413'] ??= problem('The body is larger than 1 MiB (payload_too_large)');
+  responses['415'] ??= problem(
+    takesBody ? 'The body is not application/json (unsupported_media_type)' : 'A body was sent that is not application/json (unsupported_media_type)',
+  );
+  responses['500'] ??= problem('Unexpected error; the body says nothing about its cause (internal)');
+  // Everything but liveness reads the database: while it is unreachable, 503 with Retry-After.
+  if (path !== '/health' && path !== '/metrics' && !responses['503']) {
+    responses['503'] = problem('The database is unreachable (database_unavailable): retry after Retry-After');
+    addHeaders(responses['503'], ['Retry-After']);
+  }
+
+  const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+  if (schemes.length) {
+    responses['401'] ??= problem(
+      schemes.includes('api-key')
+        ? 'No key, not a Bearer key, or an unknown or revoked key (unauthenticated)'
+        : 'Not the ADMIN_TOKEN; project keys are refused here (unauthenticated)',
+    );
+    addHeaders(responses['401'], ['WWW-Authenticate']);
+  }
+  const rateLimited = path.startsWith('/api/');
+  if (rateLimited) {
+    responses['429'] ??= problem('Over the rate limit of the key (rate_limited); see Retry-After');
+    addHeaders(responses['429'], ['Retry-After']);
+  }
+  for (const [status, response] of Object.entries(responses)) {
+    addHeaders(response, ['X-Request-Id']);
+    // A 500 may come from anywhere, the rate limiter included: its headers are not promised there.
+    if (rateLimited && status !== '500') addHeaders(response, ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+  }
+  // Sorted by status, so the document (and the generated client) reads in a stable order.
+  operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function addHeaders(response: ResponseObject, names: (keyof typeof HEADERS)[]): void {
+  response.headers ??= {};
+  for (const name of names) response.headers[name] ??= { $ref: `#/components/headers/${name}` };
+}
+
+/** Where a write under /api/v1 is safe to retry: every POST, PATCH and DELETE (decisions.md section 11). */
+function describeSafeRetries(path: string, method: Method, operation: OperationObject): void {
+  if (method === 'get' || !path.startsWith('/api/')) return;
+  operation.parameters = [
+    ...(operation.parameters ?? []),
+    {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, ' +
+        'it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters.',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+    },
+  ];
+  const responses = operation.responses as Record<string, ResponseObject>;
+  for (const [status, response] of Object.entries(responses)) if (status.startsWith('2')) addHeaders(response, ['Idempotent-Replayed']);
+  responses['400'].description += '; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key)';
+  responses['409'].description += '; or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After';
+  responses['409'].headers = { ...responses['409'].headers, 'Retry-After': { $ref: '#/components/headers/Retry-After-When-In-Progress' } };
+  responses['422'] = problem('This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused)');
+  addHeaders(responses['422'], ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+}
+
+/**
+ * ETags (decisions.md section 12): every GET 200 under /api/v1 carries one and honours
+ * If-None-Match (304); PATCH and DELETE of a task or a sprint honour If-Match (412), and a
+ * PATCH answer carries the new ETag.
+ */
+function describeConditionalRequests(path: string, method: Method, operation: OperationObject): void {
+  if (!path.startsWith('/api/')) return;
+  const responses = operation.responses as Record<string, ResponseObject>;
+  const header = (name: string, description: string): ParameterObject => ({
+    name,
+    in: 'header',
+    required: false,
+    description,
+    schema: { type: 'string' },
+  });
+  if (method === 'get') {
+    operation.parameters = [
+      ...(operation.parameters ?? []),
+      header('If-None-Match', 'The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current'),
+    ];
+    addHeaders(responses['200'], ['ETag']);
+    responses['304'] = { description: 'Not Modified: the copy named by If-None-Match is current; no body' };
+    addHeaders(responses['304'], ['ETag', 'X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+  }
+  if (method === 'patch' && responses['200']) addHeaders(responses['200'], ['ETag']);
+  if ((method === 'patch' || method === 'delete') && /^\/api\/v1\/(tasks\/\{taskId\}|sprints\/\{sprintId\})$/.test(path)) {
+    operation.parameters = [
+      ...(operation.parameters ?? []),
+      header('If-Match', 'Apply only if the resource is still the version this ETag names (or * for any): else 412 precondition_failed'),
+    ];
+    responses['412'] = problem('If-Match does not name the current version (precondition_failed); ETag gives the current one');
+    addHeaders(responses['412'], ['ETag', 'X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+  }
+  operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** Nest leaves a success answer's description empty; OpenAPI requires one. */
+function describeEmptyAnswers(operation: OperationObject): void {
+  for (const [status, response] of Object.entries(operation.responses as Record<string, ResponseObject>)) {
+    if (!response.description) response.description = STATUS_CODES[Number(status)] ?? status;
+  }
+}
+
+/** Error answers are application/problem+json, not application/json. */
+function useProblemJsonForErrors(operation: OperationObject): void {
+  for (const [status, response] of Object.entries(operation.responses as Record<string, ResponseObject>)) {
+    const json = response.content?.['application/json'];
+    if (Number(status) >= 400 && json) response.content = { 'application/problem+json': json };
+  }
+}
+
+/**
+ * Request bodies are strict (an unknown field is 400 unknown_field), and a PATCH needs at least
+ * one field (400 empty_body): the schemas say so. Answers stay open to new fields, so that
+ * adding one is not a breaking change for clients.
+ */
+function closeRequestBodies(document: OpenAPIObject): void {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, Record<string, unknown>>;
+  for (const [, method, operation] of operationsOf(document)) {
+    const body = operation.requestBody as { content?: Record<string, { schema?: { $ref?: string } }> } | undefined;
+    const ref = body?.content?.['application/json']?.schema?.$ref;
+    const schema = ref ? schemas[ref.replace('#/components/schemas/', '')] : undefined;
+    if (!schema) continue;
+    schema.additionalProperties = false;
+    if (method === 'patch') schema.minProperties = 1;
+  }
+}
+
+/** OpenAPI 3.0's `nullable: true` (what Nest writes) as 3.1 JSON Schema. See OPENAPI_VERSION. */
+function toJsonSchemaNulls(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(toJsonSchemaNulls);
+  if (!node || typeof node !== 'object') return;
+  const schema = node as Record<string, unknown>;
+  for (const value of Object.values(schema)) toJsonSchemaNulls(value);
+  if (!('nullable' in schema) || typeof schema.nullable !== 'boolean') return;
+  const nullable = schema.nullable;
+  delete schema.nullable;
+  if (!nullable) return;
+  if (Array.isArray(schema.allOf) && schema.allOf.length === 1) {
+    // Nest's spelling of a nullable reference: `{type: 'object', nullable: true, allOf: [{$ref}]}`.
+    schema.oneOf = [schema.allOf[0], { type: 'null' }];
+    delete schema.allOf;
+    delete schema.type;
+  } else if (Array.isArray(schema.oneOf)) {
+    // New arrays: Nest shares them between properties (and `enum` with the constants they come from).
+    schema.oneOf = [...schema.oneOf, { type: 'null' }];
+  } else if (typeof schema.type === 'string') {
+    schema.type = [schema.type, 'null'];
+    if (Array.isArray(schema.enum)) schema.enum = [...schema.enum, null];
+  } else {
+    throw new Error(`OpenAPI: a nullable schema of a shape this converter does not know: ${JSON.stringify(schema)}`);
   }
 }

@@ -1,76 +1,193 @@
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { AddressInfo } from 'node:net';
+import { createProject, createTask, TestProject } from './support/fixtures';
+import { OpenApiContract, type Answer, type OpenApiDocument } from './support/openapi-contract';
 import { startTestApp, TestApp } from './support/test-app';
 
 interface Operation {
+  operationId: string;
+  tags: string[];
   security?: Record<string, string[]>[];
-  requestBody?: { content: Record<string, { schema: { $ref?: string } }> };
-  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
+  parameters?: { name: string; in: string; schema: { format?: string } }[];
+  requestBody?: { content: Record<string, { schema: { $ref?: string }; examples?: Record<string, { value: unknown }> }> };
+  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }>; headers?: Record<string, { $ref?: string }> }>;
   summary?: string;
 }
 
+type Schema = { properties?: Record<string, Schema>; required?: string[]; format?: string; enum?: unknown[]; type?: unknown; $ref?: string };
+
 describe('OpenAPI document', () => {
   let t: TestApp;
+  let document: OpenApiDocument & { info: Record<string, unknown>; servers: unknown; tags: { name: string; description?: string }[] };
   let paths: Record<string, Record<string, Operation>>;
-  let schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }>;
+  let schemas: Record<string, Schema>;
+  const operations = () =>
+    Object.entries(paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ method, path, operation })));
   beforeAll(async () => {
     t = await startTestApp();
-    const document = (await t.http.get('/docs/openapi.json').expect(200)).body;
-    paths = document.paths;
-    schemas = document.components.schemas;
+    document = (await t.http.get('/docs/openapi.json').expect(200)).body;
+    paths = document.paths as typeof paths;
+    schemas = (document.components as { schemas: typeof schemas }).schemas;
   });
   afterAll(() => t.close());
 
-  const apiOperations: [string, string, string | null][] = [
-    ['get', '/api/v1/tasks', null],
-    ['post', '/api/v1/tasks', 'tasks:create'],
-    ['get', '/api/v1/tasks/{taskId}', null],
-    ['patch', '/api/v1/tasks/{taskId}', 'tasks:edit'],
-    ['delete', '/api/v1/tasks/{taskId}', 'tasks:delete'],
-    ['post', '/api/v1/tasks/{taskId}/dependencies', 'tasks:edit'],
-    ['delete', '/api/v1/tasks/{taskId}/dependencies/{blockedById}', 'tasks:edit'],
-    ['get', '/api/v1/tasks/{taskId}/history', null],
-    ['get', '/api/v1/members', null],
-    ['get', '/api/v1/labels', null],
-    ['get', '/api/v1/sprints', null],
-    ['post', '/api/v1/sprints', 'sprints:manage'],
-    ['get', '/api/v1/sprints/{sprintId}', null],
-    ['patch', '/api/v1/sprints/{sprintId}', 'sprints:manage'],
-    ['delete', '/api/v1/sprints/{sprintId}', 'sprints:manage'],
-    ['get', '/api/v1/trash', null],
-    ['post', '/api/v1/trash/{taskId}/restore', 'tasks:delete'],
-    ['delete', '/api/v1/trash/{taskId}', 'tasks:delete'],
+  const apiOperations: [string, string, string, string | null][] = [
+    ['get', '/api/v1/tasks', 'listTasks', null],
+    ['post', '/api/v1/tasks', 'createTask', 'tasks:create'],
+    ['get', '/api/v1/tasks/{taskId}', 'getTask', null],
+    ['patch', '/api/v1/tasks/{taskId}', 'updateTask', 'tasks:edit'],
+    ['delete', '/api/v1/tasks/{taskId}', 'trashTask', 'tasks:delete'],
+    ['post', '/api/v1/tasks/{taskId}/dependencies', 'addDependency', 'tasks:edit'],
+    ['delete', '/api/v1/tasks/{taskId}/dependencies/{blockedById}', 'removeDependency', 'tasks:edit'],
+    ['get', '/api/v1/tasks/{taskId}/history', 'listTaskHistory', null],
+    ['get', '/api/v1/members', 'listMembers', null],
+    ['get', '/api/v1/labels', 'listLabels', null],
+    ['get', '/api/v1/sprints', 'listSprints', null],
+    ['post', '/api/v1/sprints', 'createSprint', 'sprints:manage'],
+    ['get', '/api/v1/sprints/{sprintId}', 'getSprint', null],
+    ['patch', '/api/v1/sprints/{sprintId}', 'updateSprint', 'sprints:manage'],
+    ['delete', '/api/v1/sprints/{sprintId}', 'deleteSprint', 'sprints:manage'],
+    ['get', '/api/v1/trash', 'listTrash', null],
+    ['post', '/api/v1/trash/{taskId}/restore', 'restoreTask', 'tasks:delete'],
+    ['delete', '/api/v1/trash/{taskId}', 'purgeTask', 'tasks:delete'],
   ];
 
-  it.each(apiOperations)('documents %s %s with the bearer key, its answers and problem+json errors', (method, path, permission) => {
-    const operation = paths[path]?.[method];
-    expect(operation).toBeDefined();
-    expect(operation.security).toEqual([{ 'api-key': [] }]);
-    expect(operation.summary).toEqual(expect.any(String));
-    const errors = ['400', '401', '429', '500', ...(permission ? ['403'] : [])];
-    for (const status of errors) {
-      expect(operation.responses[status]?.content?.['application/problem+json']?.schema.$ref).toBe('#/components/schemas/ProblemDto');
+  it.each(apiOperations)(
+    'documents %s %s as %s with the bearer key, its answers and problem+json errors',
+    (method, path, operationId, permission) => {
+      const operation = paths[path]?.[method];
+      expect(operation).toBeDefined();
+      expect(operation.operationId).toBe(operationId);
+      expect(operation.security).toEqual([{ 'api-key': [] }]);
+      expect(operation.summary).toEqual(expect.any(String));
+      const errors = ['400', '401', '413', '415', '429', '500', ...(permission ? ['403'] : []), ...(method === 'get' ? [] : ['409'])];
+      for (const status of errors) {
+        expect(operation.responses[status]?.content?.['application/problem+json']?.schema.$ref).toBe('#/components/schemas/ProblemDto');
+      }
+      expect(Object.keys(operation.responses['429'].headers ?? {})).toContain('Retry-After');
+      expect(Object.keys(operation.responses['401'].headers ?? {})).toContain('WWW-Authenticate');
+      const success = Object.keys(operation.responses).find((status) => status.startsWith('2'));
+      expect(success).toBeDefined();
+      if (success !== '204') expect(operation.responses[success!].content?.['application/json']?.schema.$ref).toMatch(/Dto$/);
+      expect(Object.keys(operation.responses[success!].headers ?? {})).toEqual(
+        expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+      );
+      if (['post', 'patch'].includes(method) && !path.endsWith('/restore')) {
+        expect(operation.requestBody?.content['application/json'].schema.$ref).toMatch(/Dto$/);
+      }
+    },
+  );
+
+  it('documents the admin interface under its own tag, with the admin token scheme', () => {
+    const admin = operations().filter(({ path }) => path.startsWith('/admin/'));
+    expect(admin.map(({ method, path, operation }) => [method, path, operation.operationId])).toEqual([
+      ['post', '/admin/v1/projects', 'createProject'],
+      ['post', '/admin/v1/projects/{projectId}/members', 'createMember'],
+      ['post', '/admin/v1/projects/{projectId}/labels', 'createLabel'],
+      ['patch', '/admin/v1/labels/{labelId}', 'updateLabel'],
+      ['post', '/admin/v1/projects/{projectId}/keys', 'issueApiKey'],
+      ['delete', '/admin/v1/keys/{keyId}', 'revokeApiKey'],
+      ['post', '/admin/v1/sprints/{sprintId}/activate', 'activateSprint'],
+      ['post', '/admin/v1/sprints/{sprintId}/close', 'closeSprint'],
+    ]);
+    for (const { operation } of admin) {
+      expect(operation.security).toEqual([{ 'admin-token': [] }]);
+      expect(operation.tags).toEqual(['admin']);
+      expect(operation.responses['401']).toBeDefined();
+      expect(operation.responses['429']).toBeUndefined();
     }
-    const success = Object.keys(operation.responses).find((status) => status.startsWith('2'));
-    expect(success).toBeDefined();
-    if (success !== '204') expect(operation.responses[success!].content?.['application/json']?.schema.$ref).toMatch(/Dto$/);
-    if (['post', 'patch'].includes(method) && !path.endsWith('/restore')) {
-      expect(operation.requestBody?.content['application/json'].schema.$ref).toMatch(/Dto$/);
-      expect(operation.responses['413']).toBeDefined();
-      expect(operation.responses['415']).toBeDefined();
+    expect((document.components as { securitySchemes: Record<string, unknown> }).securitySchemes).toEqual({
+      'api-key': expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      'admin-token': expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
+  });
+
+  it('declares no key on the operations that need none', () => {
+    for (const path of ['/health', '/metrics', '/ready']) {
+      expect(paths[path].get.security).toEqual([]);
+      expect(paths[path].get.responses['401']).toBeUndefined();
+    }
+    const withoutKey = operations().filter(({ operation }) => !operation.security?.length);
+    expect(withoutKey.map(({ path }) => path).sort()).toEqual(['/health', '/metrics', '/ready']);
+  });
+
+  it('gives every operation a unique operationId that reads as a method name', () => {
+    const ids = operations().map(({ operation }) => operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^[a-z]+[A-Z][A-Za-z]*$/);
+  });
+
+  it('describes each tag it uses, where it is served, its license and contact', () => {
+    const used = new Set(operations().flatMap(({ operation }) => operation.tags));
+    expect(document.tags.map((tag) => tag.name).sort()).toEqual([...used].sort());
+    for (const tag of document.tags) expect(tag.description).toEqual(expect.stringMatching(/^.{20}/));
+    expect(document.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+    expect(document.info.license).toEqual({ name: expect.any(String), identifier: expect.any(String) });
+    expect(document.info.contact).toEqual({ name: expect.any(String) });
+  });
+
+  it('says that assignee and sprint may be null, and what history values are', () => {
+    expect(document.openapi).toBe('3.1.0');
+    for (const name of ['TaskDto', 'TaskDetailDto', 'TrashedTaskDto']) {
+      expect(schemas[name].properties!.assignee).toEqual({ oneOf: [{ $ref: '#/components/schemas/MemberDto' }, { type: 'null' }] });
+      expect(schemas[name].properties!.sprint).toEqual({ oneOf: [{ $ref: '#/components/schemas/SprintRefDto' }, { type: 'null' }] });
+    }
+    for (const side of ['from', 'to']) {
+      expect(schemas.FieldChangeDto.properties![side]).toMatchObject({
+        oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }, { type: 'null' }],
+      });
+    }
+    // No 3.0 leftovers: `nullable` means nothing in 3.1.
+    expect(JSON.stringify(document)).not.toContain('"nullable"');
+  });
+
+  it('gives every id its uuid format, every status its values, every date and instant its format', () => {
+    const checked: string[] = [];
+    for (const [schemaName, schema] of Object.entries(schemas)) {
+      for (const [name, property] of Object.entries(schema.properties ?? {})) {
+        const where = `${schemaName}.${name}`;
+        const scalar = property.format !== undefined || property.enum !== undefined || property.type !== undefined ? property : undefined;
+        if (/^(id|\w+Id)$/.test(name) && scalar) {
+          expect([where, scalar.format]).toEqual([where, 'uuid']);
+          checked.push(where);
+        } else if (name === 'labelIds') {
+          expect([where, (property as { items?: Schema }).items?.format]).toEqual([where, 'uuid']);
+        } else if (name === 'status' && schemaName !== 'ProblemDto' && scalar) {
+          // (ProblemDto.status is the HTTP status.)
+          expect([where, Array.isArray(scalar.enum)]).toEqual([where, true]);
+        } else if (/At$/.test(name)) {
+          expect([where, property.format]).toEqual([where, 'date-time']);
+        } else if (/Date$/.test(name)) {
+          expect([where, property.format]).toEqual([where, 'date']);
+        }
+      }
+    }
+    expect(checked).toEqual(expect.arrayContaining(['TaskDto.id', 'TaskDto.projectId', 'MemberDto.membershipId', 'CreateTaskDto.assigneeId']));
+    for (const { operation } of operations()) {
+      for (const parameter of operation.parameters ?? []) if (parameter.in === 'path') expect(parameter.schema.format).toBe('uuid');
     }
   });
 
-  it('documents the admin interface with the admin token scheme', () => {
-    for (const [method, path] of [
-      ['post', '/admin/v1/projects'],
-      ['post', '/admin/v1/projects/{projectId}/members'],
-      ['post', '/admin/v1/projects/{projectId}/labels'],
-      ['post', '/admin/v1/projects/{projectId}/keys'],
-      ['delete', '/admin/v1/keys/{keyId}'],
-      ['post', '/admin/v1/sprints/{sprintId}/activate'],
-      ['post', '/admin/v1/sprints/{sprintId}/close'],
+  it('describes what clients send: strict bodies, non-empty PATCH, no read-only fields', () => {
+    expect(schemas.CreateTaskDto.required).toEqual(['title']);
+    expect(Object.keys(schemas.UpdateTaskDto.properties!)).not.toContain('parentId');
+    expect(schemas.UpdateTaskDto.required ?? []).toEqual([]);
+    expect(Object.keys(schemas.CreateSprintDto.properties!)).not.toContain('status');
+    expect(Object.keys(schemas.UpdateSprintDto.properties!).sort()).toEqual(['endDate', 'goal', 'name', 'startDate']);
+    for (const name of [
+      'CreateTaskDto',
+      'UpdateTaskDto',
+      'CreateSprintDto',
+      'UpdateSprintDto',
+      'AddDependencyDto',
+      'CreateApiKeyDto',
+      'CloseSprintDto',
     ]) {
-      expect(paths[path]?.[method]?.security).toEqual([{ 'admin-token': [] }]);
+      expect([name, (schemas[name] as { additionalProperties?: boolean }).additionalProperties]).toEqual([name, false]);
     }
+    expect((schemas.UpdateTaskDto as { minProperties?: number }).minProperties).toBe(1);
+    expect((schemas.UpdateSprintDto as { minProperties?: number }).minProperties).toBe(1);
   });
 
   it('describes every field of a task, in lists and in full', () => {
@@ -90,25 +207,190 @@ describe('OpenAPI document', () => {
       'updatedAt',
       'blocked',
     ];
-    expect(Object.keys(schemas.TaskDto.properties).sort()).toEqual([...listFields].sort());
+    expect(Object.keys(schemas.TaskDto.properties!).sort()).toEqual([...listFields].sort());
     expect(schemas.TaskDto.required?.sort()).toEqual([...listFields].sort());
-    expect(Object.keys(schemas.TaskDetailDto.properties)).toEqual(expect.arrayContaining(['description', 'dependencies']));
-    expect(Object.keys(schemas.TrashedTaskDto.properties)).toContain('deletedAt');
-    expect(Object.keys(schemas.TaskListDto.properties).sort()).toEqual(['nextCursor', 'tasks', 'total']);
-  });
-
-  it('describes what clients send without read-only fields', () => {
-    expect(schemas.CreateTaskDto.required).toEqual(['title']);
-    expect(Object.keys(schemas.UpdateTaskDto.properties)).not.toContain('parentId');
-    expect(schemas.UpdateTaskDto.required ?? []).toEqual([]);
-    expect(Object.keys(schemas.CreateSprintDto.properties)).not.toContain('status');
-    expect(Object.keys(schemas.UpdateSprintDto.properties).sort()).toEqual(['endDate', 'goal', 'name', 'startDate']);
+    expect(Object.keys(schemas.TaskDetailDto.properties!)).toEqual(expect.arrayContaining(['description', 'dependencies']));
+    expect(Object.keys(schemas.TrashedTaskDto.properties!)).toContain('deletedAt');
+    expect(Object.keys(schemas.TaskListDto.properties!).sort()).toEqual(['nextCursor', 'tasks', 'total']);
   });
 
   it('lists every query parameter of the task list', () => {
-    const names = (paths['/api/v1/tasks'].get as unknown as { parameters: { name: string }[] }).parameters.map((parameter) => parameter.name);
+    const parameters = paths['/api/v1/tasks'].get.parameters ?? [];
+    const names = parameters.filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name);
     expect(names.sort()).toEqual(
       ['status', 'priority', 'assigneeId', 'sprintId', 'labelId', 'parentId', 'q', 'dueAfter', 'dueBefore', 'updatedSince', 'limit', 'cursor'].sort(),
     );
+    expect(parameters.filter((parameter) => parameter.in === 'header').map((parameter) => parameter.name)).toEqual(['If-None-Match']);
+  });
+
+  it('gives examples that validate against their own schemas', () => {
+    const ajv = new Ajv2020({ strict: false, allowUnionTypes: true });
+    addFormats(ajv);
+    for (const [name, schema] of Object.entries(schemas)) ajv.addSchema(rewriteRefs(schema), `urn:schemas:${name}`);
+    let examples = 0;
+    const visit = (node: unknown, where: string): void => {
+      if (!node || typeof node !== 'object') return;
+      const schema = node as Record<string, unknown>;
+      if ('example' in schema && (schema.type !== undefined || schema.enum !== undefined || schema.format !== undefined)) {
+        const { example, description: _description, ...rest } = schema;
+        const validate = ajv.compile(rewriteRefs(rest));
+        expect([where, example, validate(example) ? 'valid' : ajv.errorsText(validate.errors)]).toEqual([where, example, 'valid']);
+        examples++;
+      }
+      for (const [key, value] of Object.entries(schema)) if (key !== 'example') visit(value, `${where}/${key}`);
+    };
+    visit(document, '#');
+    expect(examples).toBeGreaterThan(20);
+  });
+
+  describe('request body examples', () => {
+    let project: TestProject;
+    beforeAll(async () => {
+      project = await createProject(t);
+    });
+
+    it('are accepted by the service as they are', async () => {
+      const task = await createTask(project);
+      const sprint = (await project.api.post('/api/v1/sprints', { name: 'S' }).expect(201)).body.sprint;
+      const ids: Record<string, string> = { taskId: task.id, sprintId: sprint.id };
+      let sent = 0;
+      for (const { method, path, operation } of operations()) {
+        const body = operation.requestBody?.content['application/json'];
+        if (!path.startsWith('/api/') || !body?.examples) continue;
+        for (const { value } of Object.values(body.examples)) {
+          const url = path.replace(/\{(\w+)\}/g, (_match, name: string) => ids[name]);
+          const res = await project.api[method as 'post' | 'patch'](url, value as object);
+          // An example that names an id of another project (none does today) could only be 404.
+          expect([method, path, res.status]).toEqual([method, path, method === 'post' ? 201 : 200]);
+          sent++;
+        }
+      }
+      expect(sent).toBe(4);
+    });
   });
 });
+
+describe('the answer checker (test/support/openapi-contract.ts)', () => {
+  let t: TestApp;
+  let contract: OpenApiContract;
+  beforeAll(async () => {
+    t = await startTestApp();
+    contract = OpenApiContract.of((await t.http.get('/docs/openapi.json').expect(200)).body);
+  });
+  afterAll(() => t.close());
+
+  const rateLimit = { 'ratelimit-limit': 10, 'ratelimit-remaining': '9', 'ratelimit-reset': '60', 'x-request-id': 'r', etag: '"abc"' };
+  const json = (status: number, body: unknown, headers: Record<string, string | number> = rateLimit): Answer => ({
+    method: 'GET',
+    url: '/api/v1/members?limit=1',
+    status,
+    headers: { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json; charset=utf-8', ...headers },
+    body: Buffer.from(JSON.stringify(body)),
+  });
+  const member = { membershipId: '5b0c8d52-8a2a-4d55-9a59-2b2f4bd1e9a1', name: 'Ada' };
+  const problem = { type: 'about:blank', title: 'Not Found', status: 404, detail: 'x', code: 'not_found' };
+
+  it('passes an answer that matches its operation', () => {
+    expect(contract.check(json(200, { members: [member] }))).toEqual({ kind: 'operation', operationId: 'listMembers', errors: [] });
+  });
+
+  it('fails a status the operation does not document', () => {
+    expect(contract.check(json(404, problem)).errors).toEqual([expect.stringContaining('status 404 is not documented')]);
+  });
+
+  it('fails a body that lacks a required field, carries an undocumented one, or has a wrong format', () => {
+    expect(contract.check(json(200, { members: [{ name: 'Ada' }] })).errors).toEqual([
+      expect.stringContaining("must have required property 'membershipId'"),
+    ]);
+    expect(contract.check(json(200, { members: [{ ...member, email: 'a@b.c' }] })).errors).toEqual([
+      expect.stringContaining('must NOT have additional properties'),
+    ]);
+    expect(contract.check(json(200, { members: [{ ...member, membershipId: 'not-a-uuid' }] })).errors).toEqual([
+      expect.stringContaining('must match format "uuid"'),
+    ]);
+  });
+
+  it('fails a missing documented header, a header of the wrong type and an undocumented content type', () => {
+    expect(contract.check(json(200, { members: [] }, { 'x-request-id': 'r' })).errors).toEqual([
+      expect.stringContaining('lacks the required header RateLimit-Limit'),
+      expect.stringContaining('lacks the required header RateLimit-Remaining'),
+      expect.stringContaining('lacks the required header RateLimit-Reset'),
+      expect.stringContaining('lacks the required header ETag'),
+    ]);
+    expect(contract.check(json(200, { members: [] }, { ...rateLimit, 'ratelimit-remaining': 'many' })).errors).toEqual([
+      expect.stringContaining('header RateLimit-Remaining'),
+    ]);
+    expect(contract.check({ ...json(200, { members: [] }), headers: { ...rateLimit, 'content-type': 'text/html' } }).errors).toEqual([
+      expect.stringContaining('Content-Type "text/html" is not documented'),
+    ]);
+  });
+
+  it('accepts null for assignee and sprint, and history values that are strings, lists or null', () => {
+    const task = {
+      id: member.membershipId,
+      projectId: member.membershipId,
+      title: 'T',
+      status: 'todo',
+      priority: 'none',
+      parentId: null,
+      assignee: null,
+      labels: [],
+      sprint: null,
+      dueDate: null,
+      completedAt: null,
+      createdAt: '2026-11-22T10:00:00.000Z',
+      updatedAt: '2026-11-22T10:00:00.000Z',
+      blocked: false,
+    };
+    const list = (body: unknown) => contract.check({ ...json(200, body), url: '/api/v1/tasks' }).errors;
+    expect(list({ tasks: [task, { ...task, assignee: member }], nextCursor: null, total: 2 })).toEqual([]);
+    expect(list({ tasks: [{ ...task, assignee: {} }], nextCursor: null, total: 1 })).not.toEqual([]);
+    expect(list({ tasks: [{ ...task, dueDate: '2026-02-30' }], nextCursor: null, total: 1 })).toEqual([expect.stringContaining('format "date"')]);
+
+    const entry = (from: unknown, to: unknown) => ({
+      id: member.membershipId,
+      createdAt: '2026-11-22T10:00:00.000Z',
+      actor: 'Key (API)',
+      action: 'updated',
+      changes: [{ field: 'x', from, to }],
+    });
+    const history = (from: unknown, to: unknown) =>
+      contract.check({ ...json(200, { history: [entry(from, to)], nextCursor: null }), url: `/api/v1/tasks/${member.membershipId}/history` }).errors;
+    expect(history(null, 'todo')).toEqual([]);
+    expect(history([], ['a', 'b'])).toEqual([]);
+    expect(history(1, true)).not.toEqual([]);
+  });
+
+  it('holds answers of unknown routes to problem+json, and leaves /docs alone', () => {
+    expect(contract.check({ ...json(404, problem), url: '/api/v1/nothing' })).toEqual({ kind: 'unknown route', errors: [] });
+    expect(contract.check({ ...json(200, {}), url: '/api/v1/nothing' }).errors).toEqual([expect.stringContaining('must answer a 4xx')]);
+    expect(contract.check({ ...json(404, { detail: 'x' }), url: '/nothing' }).errors).not.toEqual([]);
+    expect(contract.check({ ...json(200, '<html>'), url: '/docs/' })).toEqual({ kind: 'docs', errors: [] });
+  });
+
+  it('checks answers to requests made without supertest, and fails the request whose answer breaks the document', async () => {
+    const project = await createProject(t);
+    const before = t.answers.counts.operation;
+    await t.app.listen(0, '127.0.0.1');
+    const { port } = t.app.getHttpServer().address() as AddressInfo;
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/members`, { headers: { Authorization: `Bearer ${project.key}` } });
+    expect(res.status).toBe(200);
+    expect(t.answers.counts.operation).toBe(before + 1);
+    expect(t.answers.unclaimedFailures).toEqual([]);
+  });
+
+  it('fails a request made through t.http when the checker finds its answer wrong', async () => {
+    const project = await createProject(t);
+    jest
+      .spyOn(t.answers, 'verdictFor')
+      .mockReturnValueOnce({ kind: 'operation', errors: ['GET /api/v1/members answered 200: body/members must be array'] });
+    await expect(t.http.get('/api/v1/members').set('Authorization', `Bearer ${project.key}`)).rejects.toThrow(
+      /The answer breaks \/docs\/openapi.json:\n {2}GET \/api\/v1\/members answered 200: body\/members must be array/,
+    );
+    await t.http.get('/api/v1/members').set('Authorization', `Bearer ${project.key}`).expect(200);
+  });
+});
+
+function rewriteRefs(schema: unknown): object {
+  return JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', '"urn:schemas:'));
+}

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { CloseSprintDto, SprintResponseDto } from '../sprints/sprint.dto';
 import { SprintsService } from '../sprints/sprints.service';
@@ -18,7 +18,7 @@ export class AdminSprintsController {
   @ApiOkResponse({ type: SprintResponseDto })
   @ApiNotFoundResponse({ description: 'No such sprint', type: ProblemDto })
   @ApiConflictResponse({ description: 'Not planned, or the project already has an active sprint', type: ProblemDto })
-  activate(@Param('sprintId') sprintId: string): Promise<SprintResponseDto> {
+  activateSprint(@Param('sprintId') sprintId: string): Promise<SprintResponseDto> {
     return this.sprints.activate(sprintId);
   }
 
@@ -28,7 +28,9 @@ export class AdminSprintsController {
   @ApiOkResponse({ type: SprintResponseDto })
   @ApiNotFoundResponse({ description: 'No such sprint, or moveOpenTasksTo is not a sprint of the project', type: ProblemDto })
   @ApiConflictResponse({ description: 'The sprint is not active, or moveOpenTasksTo is not planned', type: ProblemDto })
-  close(@Param('sprintId') sprintId: string, @Body() dto: CloseSprintDto): Promise<SprintResponseDto> {
+  // The body may be left out: then the open tasks go to no sprint.
+  @ApiBody({ type: CloseSprintDto, required: false })
+  closeSprint(@Param('sprintId') sprintId: string, @Body() dto: CloseSprintDto): Promise<SprintResponseDto> {
     return this.sprints.close(sprintId, dto.moveOpenTasksTo ?? null);
   }
 }

@@ -56,7 +56,7 @@ export class AdminController {
   /** Issues a key; its secret is in this answer only. */
   @Post('projects/:projectId/keys')
   @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
-  issueKey(@Param('projectId') projectId: string, @Body() dto: CreateApiKeyDto): Promise<IssuedApiKeyDto> {
+  issueApiKey(@Param('projectId') projectId: string, @Body() dto: CreateApiKeyDto): Promise<IssuedApiKeyDto> {
     return this.admin.issueKey(projectId, dto);
   }
 
@@ -64,7 +64,7 @@ export class AdminController {
   @Delete('keys/:keyId')
   @HttpCode(204)
   @ApiNotFoundResponse({ description: 'No such key, or already revoked', type: ProblemDto })
-  revokeKey(@Param('keyId') keyId: string): Promise<void> {
+  revokeApiKey(@Param('keyId') keyId: string): Promise<void> {
     return this.admin.revokeKey(keyId);
   }
 }

@@ -1,19 +1,23 @@
-import { PartialType } from '@nestjs/swagger';
+import { ApiProperty, PartialType } from '@nestjs/swagger';
 import { ArrayUnique, IsArray, IsIn, IsString, Matches } from 'class-validator';
 import { ALL_PERMISSIONS, Permission } from '../auth/permissions';
 import { IsNotBlank, IsText } from '../common/validation/validators';
 import { LabelDto, MemberDto } from '../projects/project-resources.dto';
 
 export class CreateProjectDto {
+  /** 1 to 200 characters, not only white space. */
   @IsString()
   @IsText(1, 200)
   @IsNotBlank()
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Apollo' })
   name: string;
 }
 
 export class ProjectDto {
+  @ApiProperty({ format: 'uuid' })
   id: string;
   name: string;
+  @ApiProperty({ type: String, format: 'date-time' })
   createdAt: string;
 }
 
@@ -22,9 +26,11 @@ export class ProjectResponseDto {
 }
 
 export class CreateMemberDto {
+  /** 1 to 200 characters, not only white space. */
   @IsString()
   @IsText(1, 200)
   @IsNotBlank()
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Ada Lovelace' })
   name: string;
 }
 
@@ -33,14 +39,17 @@ export class MemberResponseDto {
 }
 
 export class CreateLabelDto {
+  /** 1 to 100 characters, not only white space; unique within the project. */
   @IsString()
   @IsText(1, 100)
   @IsNotBlank()
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'bug' })
   name: string;
 
   /** #rrggbb (stored in lower case) */
   @IsString()
   @Matches(/^#[0-9a-fA-F]{6}$/, { message: 'must be a hex color of the form #rrggbb' })
+  @ApiProperty({ example: '#d73a4a' })
   color: string;
 }
 
@@ -56,21 +65,26 @@ export class CreateApiKeyDto {
   @IsString()
   @IsText(1, 100)
   @IsNotBlank()
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Sync job' })
   name: string;
 
   /** Any of tasks:create, tasks:edit, tasks:delete, sprints:manage; reads need none. */
   @IsArray()
   @ArrayUnique()
   @IsIn(ALL_PERMISSIONS, { each: true, message: `each element must be one of: ${ALL_PERMISSIONS.join(', ')}` })
+  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...ALL_PERMISSIONS] }, uniqueItems: true, example: ['tasks:create', 'tasks:edit'] })
   permissions: Permission[];
 }
 
 export class ApiKeyDto {
+  @ApiProperty({ format: 'uuid' })
   id: string;
   name: string;
+  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...ALL_PERMISSIONS] } })
   permissions: string[];
   /** The readable start of the key, to recognise it. */
   prefix: string;
+  @ApiProperty({ type: String, format: 'date-time' })
   createdAt: string;
 }
 

@@ -1,5 +1,5 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiForbiddenResponse, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExtension, ApiForbiddenResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ProblemDto } from '../common/errors/problem.dto';
 import type { Caller } from './caller';
@@ -11,14 +11,10 @@ export const AUTH_EXEMPT = 'auth:exempt';
 
 /**
  * On an /api/v1 controller: every route needs a project key (ApiKeyGuard, global).
- * Documents the bearer scheme and the 401 and 429 answers.
+ * Documents the bearer scheme; src/openapi.ts adds the 401 and 429 answers it implies.
  */
 export function ApiKeyAuthenticated(): ClassDecorator {
-  return applyDecorators(
-    ApiBearerAuth('api-key'),
-    ApiUnauthorizedResponse({ description: 'No key, not a Bearer key, or an unknown or revoked key', type: ProblemDto }),
-    ApiTooManyRequestsResponse({ description: 'Over the rate limit of the key; see Retry-After', type: ProblemDto }),
-  );
+  return ApiBearerAuth('api-key');
 }
 
 /** A write route: the key needs `permission` (else 403 naming it). */
@@ -29,8 +25,11 @@ export function RequirePermission(permission: Permission): MethodDecorator {
   );
 }
 
-/** A route anyone may call without a key (health checks). */
-export const Public = () => SetMetadata(AUTH_EXEMPT, 'public');
+/** Marks an operation of the OpenAPI document that src/openapi.ts declares `security: []`. */
+export const PUBLIC_OPERATION = 'x-public';
+
+/** A route or controller anyone may call without a key (health checks); documented as such. */
+export const Public = () => applyDecorators(SetMetadata(AUTH_EXEMPT, 'public'), ApiExtension(PUBLIC_OPERATION, true));
 
 /** The project key of the request, resolved by ApiKeyGuard. */
 export const CurrentCaller = createParamDecorator((_data: unknown, context: ExecutionContext): Caller => {

@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { EVENT_TYPES } from '../changes/change';
@@ -51,10 +51,12 @@ export class EventDataDto {
   /** task.updated and sprint.updated: each field's before and after, as in history. */
   changes?: FieldChangeDto[];
   /** task.dependency_added and task.dependency_removed: the other task, which blocks (or blocked) `task`. */
+  @ApiPropertyOptional({ format: 'uuid' })
   blockedById?: string;
 }
 
 export class EventDto {
+  @ApiProperty({ format: 'uuid' })
   id: string;
   /** Per project, from 1, gap-free, in commit order. */
   sequence: number;

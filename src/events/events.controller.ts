@@ -24,7 +24,7 @@ export class EventsController {
     description: 'Events after `after` were removed by EVENT_RETENTION_DAYS (events_expired): resynchronise from the lists',
     type: ProblemDto,
   })
-  feed(@CurrentCaller() caller: Caller, @Query() query: EventFeedQueryDto): Promise<JsonText<EventFeedDto>> {
+  listEvents(@CurrentCaller() caller: Caller, @Query() query: EventFeedQueryDto): Promise<JsonText<EventFeedDto>> {
     return this.events.feed(caller, query);
   }
 }

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpStatus } from '@nestjs/common';
-import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/auth.decorators';
 import { Problem } from '../common/errors/problem';
 import { ProblemDto } from '../common/errors/problem.dto';
@@ -7,6 +7,8 @@ import { PrismaService } from '../database/prisma.service';
 import { DrainState } from '../lifecycle/drain-state';
 
 class HealthDto {
+  // This file is not a .dto.ts, which the Swagger plugin reads: the property is declared here.
+  @ApiProperty({ enum: ['ok', 'ready'], description: '`ok` from /health, `ready` from /ready' })
   status: string;
 }
 
@@ -22,7 +24,7 @@ export class HealthController {
   /** Liveness: the process answers. */
   @Get('health')
   @ApiOkResponse({ type: HealthDto })
-  health(): HealthDto {
+  checkHealth(): HealthDto {
     return { status: 'ok' };
   }
 
@@ -30,7 +32,7 @@ export class HealthController {
   @Get('ready')
   @ApiOkResponse({ type: HealthDto })
   @ApiServiceUnavailableResponse({ type: ProblemDto, description: 'Shutting down, or the database does not answer (service_unavailable)' })
-  async ready(): Promise<HealthDto> {
+  async checkReadiness(): Promise<HealthDto> {
     // From SIGTERM on, at once: a load balancer stops sending new requests while the ones received are answered.
     if (this.drain.isDraining) throw new Problem(HttpStatus.SERVICE_UNAVAILABLE, 'service_unavailable', 'The service is shutting down');
     try {

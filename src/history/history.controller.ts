@@ -17,7 +17,7 @@ export class HistoryController {
   @Get(':taskId/history')
   @ApiBadRequestResponse({ description: 'Invalid limit or cursor, or an unknown query parameter', type: ProblemDto })
   @ApiNotFoundResponse({ description: 'No such live task in this project', type: ProblemDto })
-  list(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string, @Query() query: PageQueryDto): Promise<HistoryPageDto> {
+  listTaskHistory(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string, @Query() query: PageQueryDto): Promise<HistoryPageDto> {
     return this.history.list(caller, taskId, query);
   }
 }

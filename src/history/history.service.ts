@@ -6,8 +6,7 @@ import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { toPage } from '../common/pagination/page';
 import { PrismaService } from '../database/prisma.service';
-import type { FieldChange } from '../changes/change';
-import type { HistoryPageDto } from './history-entry.dto';
+import type { FieldChangeDto, HistoryPageDto } from './history-entry.dto';
 
 /** Reads task history; ChangeLog (src/changes) writes it, with the change it records. */
 @Injectable()
@@ -43,7 +42,8 @@ export class HistoryService {
         createdAt: row.createdAt.toISOString(),
         actor: row.actor,
         action: row.action,
-        changes: row.changes as unknown as FieldChange[],
+        // Stored as recorded: each value a string, a list of ids, or null (FieldChangeDto).
+        changes: row.changes as unknown as FieldChangeDto[],
       })),
       nextCursor: page.nextCursor,
     };

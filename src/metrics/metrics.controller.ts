@@ -15,7 +15,7 @@ export class MetricsController {
   @Header('Content-Type', Registry.PROMETHEUS_CONTENT_TYPE)
   @ApiProduces('text/plain')
   @ApiOkResponse({ description: 'Prometheus text exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } })
-  metrics(): Promise<string> {
+  scrapeMetrics(): Promise<string> {
     return this.registry.exposition();
   }
 }

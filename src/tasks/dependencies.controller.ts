@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
@@ -19,7 +19,7 @@ export class DependenciesController {
   @ApiBadRequestResponse({ description: 'A task cannot be blocked by itself', type: ProblemDto })
   @ApiNotFoundResponse({ description: 'Either task is not a live task of this project', type: ProblemDto })
   @ApiConflictResponse({ description: 'dependency_exists, or dependency_cycle when it would close a cycle', type: ProblemDto })
-  add(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string, @Body() dto: AddDependencyDto): Promise<TaskResponseDto> {
+  addDependency(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string, @Body() dto: AddDependencyDto): Promise<TaskResponseDto> {
     return this.dependencies.add(caller, taskId, dto.blockedById);
   }
 
@@ -27,8 +27,9 @@ export class DependenciesController {
   @Delete(':blockedById')
   @HttpCode(204)
   @RequirePermission('tasks:edit')
+  @ApiParam({ name: 'blockedById', description: 'The task that blocks it' })
   @ApiNotFoundResponse({ description: 'No such dependency between live tasks of this project', type: ProblemDto })
-  remove(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string, @Param('blockedById') blockedById: string): Promise<void> {
+  removeDependency(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string, @Param('blockedById') blockedById: string): Promise<void> {
     return this.dependencies.remove(caller, taskId, blockedById);
   }
 }

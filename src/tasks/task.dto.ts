@@ -1,4 +1,4 @@
-import { ApiHideProperty, ApiProperty, OmitType, PartialType } from '@nestjs/swagger';
+import { ApiHideProperty, ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../common/pagination/page.dto';
@@ -16,17 +16,32 @@ import { SPRINT_STATUSES, TASK_PRIORITIES, TASK_STATUSES, TaskPriority, TaskStat
 
 // ---- What clients send ----
 
+/** A query filter that takes an id, or `none` for tasks without one. */
+const ID_OR_NONE = {
+  anyOf: [
+    { type: 'string', format: 'uuid' },
+    { type: 'string', enum: ['none'] },
+  ],
+};
+
+/** `todo,done`: one or more of `values`, comma-separated, as IsCommaSeparatedListOf accepts them. */
+function commaSeparatedListOf(values: readonly string[]): string {
+  return `^(${values.join('|')})(,(${values.join('|')}))*$`;
+}
+
 export class CreateTaskDto {
   /** 1 to 200 characters (code points), not only white space. */
   @IsString()
   @IsText(1, 200)
   @IsNotBlank()
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Write the release notes' })
   title: string;
 
   /** Markdown, up to 10 000 characters. */
   @IsOptional()
   @IsString()
   @IsText(0, 10_000)
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 10_000, example: 'List every **breaking** change.' })
   description?: string | null;
 
   /** Default `backlog`. Creating a task in `done` sets `completedAt`. */
@@ -44,6 +59,7 @@ export class CreateTaskDto {
   /** A membershipId of the project (GET /api/v1/members); null for nobody. */
   @IsOptional()
   @IsString()
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true })
   assigneeId?: string | null;
 
   /** Label ids of the project (GET /api/v1/labels), a set: duplicates collapse. */
@@ -51,22 +67,25 @@ export class CreateTaskDto {
   @IsArray()
   @ArrayMaxSize(100)
   @IsString({ each: true })
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uuid' }, maxItems: 100 })
   labelIds?: string[];
 
   /** A live root task of the project: subtasks have one level only. Cannot be changed later. */
   @IsOptional()
   @IsString()
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true })
   parentId?: string | null;
 
   /** A sprint of the project that is not closed; null for none. */
   @IsOptional()
   @IsString()
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true })
   sprintId?: string | null;
 
   /** YYYY-MM-DD, a civil day in Madrid; null for none. */
   @IsOptional()
   @IsCalendarDate()
-  @ApiProperty({ type: String, format: 'date', nullable: true, required: false, example: '2026-12-24' })
+  @ApiPropertyOptional({ type: String, format: 'date', nullable: true, example: '2026-12-24' })
   dueDate?: string | null;
 }
 
@@ -92,73 +111,90 @@ export class UpdateTaskDto extends PartialType(OmitType(CreateTaskDto, ['parentI
   parentId?: never;
 }
 
+/** Request examples in the OpenAPI document: valid as they are in any project (they name no ids). */
+export const CREATE_TASK_EXAMPLE: CreateTaskDto = {
+  title: 'Write the release notes',
+  description: 'List every **breaking** change.',
+  status: 'todo',
+  priority: 'high',
+  dueDate: '2026-12-24',
+};
+export const UPDATE_TASK_EXAMPLE: UpdateTaskDto = { status: 'in_progress', dueDate: null };
+
 export class ListTasksQueryDto extends PageQueryDto {
   /** Comma-separated statuses to include: backlog, planning, todo, in_progress, in_review, done, cancelled. */
   @IsOptional()
   @IsCommaSeparatedListOf(TASK_STATUSES)
-  @ApiProperty({ required: false, example: 'todo,in_progress' })
+  @ApiPropertyOptional({ pattern: commaSeparatedListOf(TASK_STATUSES), example: 'todo,in_progress' })
   status?: string;
 
   /** Comma-separated priorities to include: urgent, high, medium, low, none. */
   @IsOptional()
   @IsCommaSeparatedListOf(TASK_PRIORITIES)
-  @ApiProperty({ required: false, example: 'urgent,high' })
+  @ApiPropertyOptional({ pattern: commaSeparatedListOf(TASK_PRIORITIES), example: 'urgent,high' })
   priority?: string;
 
   /** A membershipId, or `none` for tasks without assignee. */
   @IsOptional()
   @IsString()
+  @ApiPropertyOptional(ID_OR_NONE)
   assigneeId?: string;
 
   /** A sprint id, or `none` for tasks without sprint. */
   @IsOptional()
   @IsString()
+  @ApiPropertyOptional(ID_OR_NONE)
   sprintId?: string;
 
   /** Tasks carrying this label. */
   @IsOptional()
   @IsString()
+  @ApiPropertyOptional({ format: 'uuid' })
   labelId?: string;
 
   /** Subtasks of this task. */
   @IsOptional()
   @IsString()
+  @ApiPropertyOptional({ format: 'uuid' })
   parentId?: string;
 
   /** Case-insensitive substring of the title; `%`, `_` and `\` are literal. */
   @IsOptional()
   @IsString()
   @IsText(0, 200)
+  @ApiPropertyOptional({ maxLength: 200, example: 'release' })
   q?: string;
 
   /** dueDate on or after this day (YYYY-MM-DD); tasks without due date never match. */
   @IsOptional()
   @IsCalendarDate()
-  @ApiProperty({ type: String, format: 'date', required: false })
+  @ApiPropertyOptional({ type: String, format: 'date', example: '2026-12-01' })
   dueAfter?: string;
 
   /** dueDate on or before this day (YYYY-MM-DD); tasks without due date never match. */
   @IsOptional()
   @IsCalendarDate()
-  @ApiProperty({ type: String, format: 'date', required: false })
+  @ApiPropertyOptional({ type: String, format: 'date', example: '2026-12-31' })
   dueBefore?: string;
 
   /** Tasks whose updatedAt is at or after this instant (ISO 8601 with Z or an offset), for sync jobs. */
   @IsOptional()
   @IsInstant()
-  @ApiProperty({ type: String, format: 'date-time', required: false })
+  @ApiPropertyOptional({ type: String, format: 'date-time', example: '2026-11-22T10:00:00.000Z' })
   updatedSince?: string;
 }
 
 export class AddDependencyDto {
   /** The task that must be finished first: the task of the path becomes blocked by it. */
   @IsString()
+  @ApiProperty({ format: 'uuid' })
   blockedById: string;
 }
 
 // ---- What the service answers ----
 
 export class SprintRefDto {
+  @ApiProperty({ format: 'uuid' })
   id: string;
   name: string;
   @ApiProperty({ enum: SPRINT_STATUSES })
@@ -166,6 +202,7 @@ export class SprintRefDto {
 }
 
 export class TaskRefDto {
+  @ApiProperty({ format: 'uuid' })
   id: string;
   title: string;
   @ApiProperty({ enum: TASK_STATUSES })
@@ -181,13 +218,17 @@ export class DependenciesDto {
 
 /** A task as lists show it: no description, no dependencies. */
 export class TaskDto {
+  @ApiProperty({ format: 'uuid' })
   id: string;
+  @ApiProperty({ format: 'uuid' })
   projectId: string;
   title: string;
   @ApiProperty({ enum: TASK_STATUSES })
   status: string;
   @ApiProperty({ enum: TASK_PRIORITIES })
   priority: string;
+  /** The parent task when this is a subtask. */
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
   parentId: string | null;
   @ApiProperty({ type: MemberDto, nullable: true })
   assignee: MemberDto | null;
@@ -228,5 +269,6 @@ export class TaskListDto {
   @ApiProperty({ type: String, nullable: true, description: 'Cursor of the next page; null on the last page' })
   nextCursor: string | null;
   /** All tasks matching the filters, across all pages. */
+  @ApiProperty({ type: 'integer', minimum: 0 })
   total: number;
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBody, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
@@ -7,7 +7,17 @@ import { ProblemDto } from '../common/errors/problem.dto';
 import { IfMatch } from '../common/http/entity-tag';
 import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
-import { BulkCreatedTasksDto, BulkCreateTasksDto, CreateTaskDto, ListTasksQueryDto, TaskListDto, TaskResponseDto, UpdateTaskDto } from './task.dto';
+import {
+  BulkCreatedTasksDto,
+  BulkCreateTasksDto,
+  CREATE_TASK_EXAMPLE,
+  CreateTaskDto,
+  ListTasksQueryDto,
+  TaskListDto,
+  TaskResponseDto,
+  UPDATE_TASK_EXAMPLE,
+  UpdateTaskDto,
+} from './task.dto';
 import { TasksService } from './tasks.service';
 
 @ApiTags('tasks')
@@ -21,20 +31,24 @@ export class TasksController {
   @Header('Content-Type', JSON_CONTENT_TYPE)
   @ApiOkResponse({ type: TaskListDto })
   @ApiBadRequestResponse({ description: 'An invalid filter, limit or cursor, or an unknown query parameter', type: ProblemDto })
-  list(@CurrentCaller() caller: Caller, @Query() query: ListTasksQueryDto): Promise<JsonText<TaskListDto>> {
+  listTasks(@CurrentCaller() caller: Caller, @Query() query: ListTasksQueryDto): Promise<JsonText<TaskListDto>> {
     return this.tasks.list(caller, query);
   }
 
   /** Creates a task; answers it in full, with its address in Location. */
   @Post()
   @RequirePermission('tasks:create')
-  @ApiCreatedResponse({ type: TaskResponseDto })
+  @ApiBody({ type: CreateTaskDto, examples: { task: { value: CREATE_TASK_EXAMPLE } } })
+  @ApiCreatedResponse({
+    type: TaskResponseDto,
+    headers: { Location: { description: 'The new task: /api/v1/tasks/{taskId}', required: true, schema: { type: 'string' } } },
+  })
   @ApiBadRequestResponse({ description: 'Invalid or unknown field, or parentId names a subtask (nesting_too_deep)', type: ProblemDto })
   @ApiNotFoundResponse({
     description: 'assigneeId, labelIds, sprintId or parentId is not in this project, or the sprint is closed',
     type: ProblemDto,
   })
-  async create(@CurrentCaller() caller: Caller, @Body() dto: CreateTaskDto, @Res({ passthrough: true }) res: Response): Promise<TaskResponseDto> {
+  async createTask(@CurrentCaller() caller: Caller, @Body() dto: CreateTaskDto, @Res({ passthrough: true }) res: Response): Promise<TaskResponseDto> {
     const created = await this.tasks.create(caller, dto);
     res.location(`/api/v1/tasks/${created.task.id}`);
     return created;
@@ -49,23 +63,24 @@ export class TasksController {
     description: 'An item refers to something not in this project: errors[].field names it, as tasks[3].sprintId',
     type: ProblemDto,
   })
-  bulkCreate(@CurrentCaller() caller: Caller, @Body() dto: BulkCreateTasksDto): Promise<BulkCreatedTasksDto> {
+  bulkCreateTasks(@CurrentCaller() caller: Caller, @Body() dto: BulkCreateTasksDto): Promise<BulkCreatedTasksDto> {
     return this.tasks.bulkCreate(caller, dto);
   }
 
   /** A task in full, with its description and both directions of its dependencies. */
   @Get(':taskId')
   @ApiNotFoundResponse({ description: 'No such task in this project, or it is in the trash', type: ProblemDto })
-  get(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string): Promise<TaskResponseDto> {
+  getTask(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string): Promise<TaskResponseDto> {
     return this.tasks.get(caller, taskId);
   }
 
   /** Changes the fields sent; null clears. Each real change is recorded in the task's history. */
   @Patch(':taskId')
   @RequirePermission('tasks:edit')
+  @ApiBody({ type: UpdateTaskDto, examples: { start: { value: UPDATE_TASK_EXAMPLE } } })
   @ApiBadRequestResponse({ description: 'Empty body, invalid or unknown field, or parentId (read-only)', type: ProblemDto })
   @ApiNotFoundResponse({ description: 'No such live task, or a referenced id is not in this project, or the sprint is closed', type: ProblemDto })
-  update(
+  updateTask(
     @CurrentCaller() caller: Caller,
     @Param('taskId') taskId: string,
     @Body(NonEmptyBodyPipe) dto: UpdateTaskDto,
@@ -79,7 +94,7 @@ export class TasksController {
   @HttpCode(204)
   @RequirePermission('tasks:delete')
   @ApiNotFoundResponse({ description: 'No such live task in this project', type: ProblemDto })
-  trash(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string, @IfMatch() ifMatch: string | undefined): Promise<void> {
+  trashTask(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string, @IfMatch() ifMatch: string | undefined): Promise<void> {
     return this.tasks.trash(caller, taskId, ifMatch);
   }
 }

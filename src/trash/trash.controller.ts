@@ -19,7 +19,7 @@ export class TrashController {
   @Get()
   @Header('Content-Type', JSON_CONTENT_TYPE)
   @ApiOkResponse({ type: TrashListDto })
-  list(@CurrentCaller() caller: Caller, @Query() query: PageQueryDto): Promise<JsonText<TrashListDto>> {
+  listTrash(@CurrentCaller() caller: Caller, @Query() query: PageQueryDto): Promise<JsonText<TrashListDto>> {
     return this.trash.list(caller, query);
   }
 
@@ -30,7 +30,7 @@ export class TrashController {
   @ApiOkResponse({ type: TaskResponseDto })
   @ApiNotFoundResponse({ description: 'No such task in the trash of this project', type: ProblemDto })
   @ApiConflictResponse({ description: 'A subtask whose parent is still in the trash', type: ProblemDto })
-  restore(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string): Promise<TaskResponseDto> {
+  restoreTask(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string): Promise<TaskResponseDto> {
     return this.trash.restore(caller, taskId);
   }
 
@@ -39,7 +39,7 @@ export class TrashController {
   @HttpCode(204)
   @RequirePermission('tasks:delete')
   @ApiNotFoundResponse({ description: 'No such task in the trash (a live task is not in the trash)', type: ProblemDto })
-  purge(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string): Promise<void> {
+  purgeTask(@CurrentCaller() caller: Caller, @Param('taskId') taskId: string): Promise<void> {
     return this.trash.purge(caller, taskId);
   }
 }

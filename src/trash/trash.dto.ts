@@ -13,5 +13,6 @@ export class TrashListDto {
   @ApiProperty({ type: String, nullable: true, description: 'Cursor of the next page; null on the last page' })
   nextCursor: string | null;
   /** All tasks in the trash, across all pages. */
+  @ApiProperty({ type: 'integer', minimum: 0 })
   total: number;
 }

@@ -1,17 +1,24 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { appendFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import path from 'node:path';
 import type { DestinationStream } from 'pino';
-import request from 'supertest';
+import request, { type Test } from 'supertest';
 import { createApp } from '../../src/app.factory';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { PrismaService } from '../../src/database/prisma.service';
-import { ADMIN_TOKEN, createTestDatabase, type TestDatabase } from './test-database';
+import { ANSWER_ID_HEADER, AnswerChecker, OpenApiContract } from './openapi-contract';
+import { ADMIN_TOKEN, createTestDatabase, engine, type TestDatabase } from './test-database';
 
 export { ADMIN_TOKEN, createTestDatabase, engine } from './test-database';
 export type { TestDatabase } from './test-database';
 
 export interface TestApp {
   app: NestExpressApplication;
+  /** Requests whose answers must match /docs/openapi.json (the Test fails otherwise). */
   http: ReturnType<typeof request>;
+  /** Checks every answer of the app against the served document, whoever asked. */
+  answers: AnswerChecker;
   prisma: PrismaService;
   config: AppConfig;
   close(): Promise<void>;
@@ -20,6 +27,9 @@ export interface TestApp {
 /**
  * The whole application (createApp, as main.ts builds it) on a database of its own:
  * an in-memory PGlite, or a fresh PostgreSQL database dropped again by close().
+ * Every answer it gives is checked against the OpenAPI document it serves (AnswerChecker):
+ * a request made through `http` fails on its own answer; any other (fetch, a child
+ * process) fails the close() at the end of the file.
  */
 export async function startTestApp(
   overrides: Partial<AppConfig> = {},
@@ -40,19 +50,53 @@ export async function startTestApp(
     emitQueryEvents: true,
     // Quiet by default; TEST_LOG_LEVEL=debug (or info, error...) shows the service's log lines.
     logLevel: (process.env.TEST_LOG_LEVEL as AppConfig['logLevel'] | undefined) ?? 'silent',
-    logFormat: 'json',
-    shutdownTimeoutMs: 10_000,
     ...overrides,
   };
   const app = await createApp(config, options);
+  const server = app.getHttpServer() as Server;
+  const document = (await request(server).get('/docs/openapi.json').expect(200)).body;
+  const answers = new AnswerChecker(server, OpenApiContract.of(document));
   return {
     app,
-    http: request(app.getHttpServer()),
+    http: checkedRequests(server, answers),
+    answers,
     prisma: app.get(PrismaService),
     config,
     close: async () => {
       await app.close();
       await database!.drop();
+      reportCheckedAnswers(answers);
+      if (answers.unclaimedFailures.length) {
+        throw new Error(`Answers to requests made outside t.http break /docs/openapi.json:\n  ${answers.unclaimedFailures.join('\n  ')}`);
+      }
     },
   };
+}
+
+/** supertest on the app's server, each request failing when its answer breaks the document. */
+function checkedRequests(server: Server, answers: AnswerChecker): ReturnType<typeof request> {
+  const http = request(server);
+  let sent = 0;
+  for (const method of ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'] as const) {
+    const create = http[method].bind(http) as (url: string) => Test;
+    (http as unknown as Record<string, (url: string) => Test>)[method] = (url) => {
+      const answerId = String(++sent);
+      return create(url)
+        .set(ANSWER_ID_HEADER, answerId)
+        .expect(() => {
+          const verdict = answers.verdictFor(answerId);
+          if (!verdict) throw new Error(`${method.toUpperCase()} ${url}: the server checked no answer for this request`);
+          if (verdict.errors.length) throw new Error(`The answer breaks /docs/openapi.json:\n  ${verdict.errors.join('\n  ')}`);
+        });
+    };
+  }
+  return http;
+}
+
+/** Counts for test/support/openapi-contract-reporter.js, which prints the run's totals. */
+function reportCheckedAnswers(answers: AnswerChecker): void {
+  const directory = process.env.OPENAPI_CONTRACT_REPORT_DIR;
+  if (!directory) return;
+  const file = path.relative(path.join(__dirname, '..', '..'), expect.getState().testPath ?? 'unknown');
+  appendFileSync(path.join(directory, `${process.pid}.jsonl`), `${JSON.stringify({ engine, file, ...answers.counts })}\n`);
 }

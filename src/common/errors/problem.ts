@@ -1,33 +1,36 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 
-/** The stable, machine-readable `code` of every error the service answers (decisions.md section 1). */
-export type ProblemCode =
-  | 'validation_failed'
-  | 'unknown_field'
-  | 'read_only_field'
-  | 'empty_body'
-  | 'malformed_json'
-  | 'invalid_cursor'
-  | 'invalid_date_window'
-  | 'nesting_too_deep'
-  | 'unauthenticated'
-  | 'insufficient_permission'
-  | 'not_found'
-  | 'conflict'
-  | 'dependency_cycle'
-  | 'dependency_exists'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'rate_limited'
-  | 'service_unavailable'
-  | 'invalid_idempotency_key'
-  | 'idempotency_key_reused'
-  | 'idempotency_in_progress'
-  | 'precondition_failed'
-  | 'events_expired'
-  | 'invalid_webhook_url'
-  | 'database_unavailable'
-  | 'internal';
+/** The stable, machine-readable `code` of every error the service answers (decisions.md section 1); the OpenAPI document lists them. */
+export const PROBLEM_CODES = [
+  'validation_failed',
+  'unknown_field',
+  'read_only_field',
+  'empty_body',
+  'malformed_json',
+  'invalid_cursor',
+  'invalid_date_window',
+  'nesting_too_deep',
+  'unauthenticated',
+  'insufficient_permission',
+  'not_found',
+  'conflict',
+  'dependency_cycle',
+  'dependency_exists',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'service_unavailable',
+  'invalid_idempotency_key',
+  'idempotency_key_reused',
+  'idempotency_in_progress',
+  'precondition_failed',
+  'events_expired',
+  'invalid_webhook_url',
+  'database_unavailable',
+  'internal',
+] as const;
+
+export type ProblemCode = (typeof PROBLEM_CODES)[number];
 
 export interface FieldError {
   field: string;

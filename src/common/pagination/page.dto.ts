@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { digitsToNumber } from '../validation/validators';
@@ -10,6 +11,7 @@ export class PageQueryDto {
   @IsInt({ message: 'must be an integer from 1 to 100' })
   @Min(1, { message: 'must be an integer from 1 to 100' })
   @Max(100, { message: 'must be an integer from 1 to 100' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 50 })
   limit?: number = 50;
 
   /** The `nextCursor` of the previous page. */

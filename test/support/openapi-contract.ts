@@ -1,0 +1,275 @@
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+
+/**
+ * Checks answers against the OpenAPI document the service serves at /docs/openapi.json:
+ * - the method and path name an operation of the document, and the status is one it lists
+ *   (an undocumented status fails);
+ * - the Content-Type is one documented for that status, and a JSON body validates against its
+ *   schema (Ajv 2020-12 with ajv-formats, as the document is OpenAPI 3.1); an answer documented
+ *   without content has no body;
+ * - every header the answer documents as required is there, and every documented header
+ *   that is there matches its schema.
+ * Stricter than the document on one point: an answer's object may not carry a property its
+ * schema does not list (the published schemas stay open, so that adding a field is not a
+ * breaking change for clients), so a field in the SQL JSON but not in the DTO fails a test,
+ * like a field in the DTO but not in the SQL JSON (`required`).
+ *
+ * Answers for a method and path the document does not have (the /api/v1 catch-all, a disabled
+ * admin interface, any unknown path) are not operations: they must be a 4xx problem+json that
+ * validates against ProblemDto. The Swagger UI and the document itself (/docs...) are not checked.
+ */
+export class OpenApiContract {
+  private static readonly byDocument = new Map<string, OpenApiContract>();
+  private readonly ajv: Ajv2020;
+  private readonly operations: { method: string; path: string; pattern: RegExp; operation: Operation }[];
+
+  /** One contract (and one compilation of each schema) per document text. */
+  static of(document: OpenApiDocument): OpenApiContract {
+    const key = JSON.stringify(document);
+    let contract = this.byDocument.get(key);
+    if (!contract) this.byDocument.set(key, (contract = new OpenApiContract(JSON.parse(key))));
+    return contract;
+  }
+
+  private constructor(private readonly document: OpenApiDocument) {
+    if (!document.openapi.startsWith('3.1.')) throw new Error(`OpenApiContract reads OpenAPI 3.1 documents, not ${document.openapi}`);
+    this.ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+    // OpenAPI's own schema keywords, which JSON Schema validators must ignore.
+    this.ajv.addVocabulary(['example', 'discriminator', 'xml', 'externalDocs']);
+    addFormats(this.ajv);
+    const schemas = closeObjects((document.components?.schemas ?? {}) as object) as Record<string, object>;
+    for (const [name, schema] of Object.entries(schemas)) this.ajv.addSchema(rebase(schema), `${SCHEMA_ID}${name}`);
+    this.operations = Object.entries(document.paths)
+      .flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
+          .map(([method, operation]) => ({ method, path, pattern: pathPattern(path), operation: operation as Operation })),
+      )
+      // A literal segment wins over a parameter (`/tasks/bulk` before `/tasks/{taskId}`).
+      .sort((a, b) => (a.path.match(/\{/g)?.length ?? 0) - (b.path.match(/\{/g)?.length ?? 0));
+  }
+
+  check(answer: Answer): Verdict {
+    const path = answer.url.split('?')[0].replace(/(.)\/$/, '$1');
+    if (path === '/docs' || path.startsWith('/docs/')) return { kind: 'docs', errors: [] };
+    // Express answers HEAD with the GET route.
+    const method = answer.method === 'HEAD' ? 'get' : answer.method.toLowerCase();
+    const found = this.operations.find((candidate) => candidate.method === method && candidate.pattern.test(path));
+    const name = `${answer.method} ${answer.url} answered ${answer.status}`;
+    if (!found) return { kind: 'unknown route', errors: this.checkUnknownRoute(answer).map((error) => `${name} (no such operation): ${error}`) };
+    const errors = this.checkOperation(found.operation, answer).map((error) => `${name} (${found.operation.operationId}): ${error}`);
+    return { kind: 'operation', operationId: found.operation.operationId, errors };
+  }
+
+  private checkOperation(operation: Operation, answer: Answer): string[] {
+    const status = String(answer.status);
+    const response = operation.responses[status];
+    if (!response) return [`status ${status} is not documented (documented: ${Object.keys(operation.responses).join(', ')})`];
+    const errors = this.checkHeaders(response, answer);
+    const mediaType = (answer.headers['content-type'] ?? '').toString().split(';')[0].trim();
+    if (!response.content) {
+      if (answer.body.length > 0 && answer.method !== 'HEAD') errors.push(`has a body (${mediaType}) where the document says none`);
+      return errors;
+    }
+    if (!response.content[mediaType]) {
+      return [...errors, `Content-Type "${mediaType}" is not documented (documented: ${Object.keys(response.content).join(', ')})`];
+    }
+    if (answer.method === 'HEAD') return errors;
+    // A text answer (Prometheus metrics, say) is checked for its documented type only.
+    if (!/^application\/([\w.-]+\+)?json$/.test(mediaType)) return errors;
+    return [...errors, ...this.validateJson(response.content[mediaType].schema, answer.body)];
+  }
+
+  private checkUnknownRoute(answer: Answer): string[] {
+    if (answer.status < 400 || answer.status > 499) return [`an unknown route must answer a 4xx, not ${answer.status}`];
+    const mediaType = (answer.headers['content-type'] ?? '').toString().split(';')[0].trim();
+    if (mediaType !== 'application/problem+json') return [`an unknown route must answer application/problem+json, not "${mediaType}"`];
+    return this.validateJson({ $ref: '#/components/schemas/ProblemDto' }, answer.body);
+  }
+
+  private checkHeaders(response: ResponseObject, answer: Answer): string[] {
+    const errors: string[] = [];
+    for (const [name, headerOrRef] of Object.entries(response.headers ?? {})) {
+      const header = this.resolve<HeaderObject>(headerOrRef);
+      const value = answer.headers[name.toLowerCase()];
+      if (value === undefined) {
+        if (header.required) errors.push(`lacks the required header ${name}`);
+        continue;
+      }
+      const validate = this.compile(header.schema);
+      const text = String(value);
+      const typed = ['integer', 'number'].includes(String(header.schema.type)) && /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+      if (!validate(typed)) errors.push(`header ${name}: "${text}" ${this.ajv.errorsText(validate.errors, { dataVar: name })}`);
+    }
+    return errors;
+  }
+
+  private validateJson(schema: object, body: Buffer): string[] {
+    let data: unknown;
+    try {
+      data = JSON.parse(body.toString('utf8'));
+    } catch {
+      return [`the body is not JSON: ${JSON.stringify(body.toString('utf8').slice(0, 200))}`];
+    }
+    const validate = this.compile(schema);
+    if (validate(data)) return [];
+    return (validate.errors ?? []).map((error) => `body${error.instancePath} ${error.message} ${JSON.stringify(error.params)}`);
+  }
+
+  private readonly compiled = new Map<string, ValidateFunction>();
+
+  /** Compiles each schema once (the same schema under several operations too); `$ref`s point into the document's components. */
+  private compile(schema: object): ValidateFunction {
+    const key = JSON.stringify(schema);
+    let validate = this.compiled.get(key);
+    if (!validate) this.compiled.set(key, (validate = this.ajv.compile(rebase(schema))));
+    return validate;
+  }
+
+  private resolve<T>(value: T | { $ref: string }): T {
+    const ref = (value as { $ref?: string }).$ref;
+    if (!ref) return value as T;
+    return ref
+      .slice(2)
+      .split('/')
+      .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key.replaceAll('~1', '/').replaceAll('~0', '~')], this.document) as T;
+  }
+}
+
+export interface Answer {
+  method: string;
+  url: string;
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: Buffer;
+}
+
+export interface Verdict {
+  kind: 'operation' | 'unknown route' | 'docs';
+  operationId?: string;
+  errors: string[];
+}
+
+/** The header a checked test request carries, so that its client finds the verdict on its answer. */
+export const ANSWER_ID_HEADER = 'x-test-answer-id';
+
+/**
+ * Checks every answer `server` gives, whoever asked (supertest, fetch, a child process),
+ * just before it is sent. A request that carried ANSWER_ID_HEADER gets its verdict back through
+ * verdictFor(); failures of the others are kept for the end of the test file.
+ */
+export class AnswerChecker {
+  readonly counts = { operation: 0, 'unknown route': 0, docs: 0 };
+  /** Failures no test request has claimed (raw requests): reported when the app closes. */
+  readonly unclaimedFailures: string[] = [];
+  private readonly verdicts = new Map<string, Verdict>();
+
+  constructor(
+    server: Server,
+    private readonly contract: OpenApiContract,
+  ) {
+    // Prepended, so the response is wrapped before Express starts answering.
+    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => this.watch(req, res));
+  }
+
+  verdictFor(answerId: string): Verdict | undefined {
+    const verdict = this.verdicts.get(answerId);
+    this.verdicts.delete(answerId);
+    return verdict;
+  }
+
+  private watch(req: IncomingMessage, res: ServerResponse): void {
+    const chunks: Buffer[] = [];
+    const keep = (chunk: unknown, encoding: unknown) => {
+      if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+      chunks.push(
+        typeof chunk === 'string'
+          ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+          : Buffer.from(chunk as Uint8Array),
+      );
+    };
+    const write = res.write;
+    const end = res.end;
+    let ended = false;
+    res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+      keep(chunk, rest[0]);
+      return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as ServerResponse['write'];
+    res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+      if (!ended) {
+        ended = true;
+        keep(chunk, rest[0]);
+        this.record(req, {
+          method: req.method ?? 'GET',
+          url: req.url ?? '/',
+          status: res.statusCode,
+          headers: res.getHeaders() as Answer['headers'],
+          body: Buffer.concat(chunks),
+        });
+      }
+      return (end as (...args: unknown[]) => ServerResponse).call(res, chunk, ...rest);
+    }) as ServerResponse['end'];
+  }
+
+  private record(req: IncomingMessage, answer: Answer): void {
+    let verdict: Verdict;
+    try {
+      verdict = this.contract.check(answer);
+    } catch (error) {
+      verdict = { kind: 'operation', errors: [`${answer.method} ${answer.url}: the check failed: ${String(error)}`] };
+    }
+    this.counts[verdict.kind]++;
+    const answerId = req.headers[ANSWER_ID_HEADER];
+    if (typeof answerId === 'string') this.verdicts.set(answerId, verdict);
+    else this.unclaimedFailures.push(...verdict.errors);
+  }
+}
+
+// ---- The parts of an OpenAPI 3.1 document this reads ----
+
+export interface OpenApiDocument {
+  openapi: string;
+  paths: Record<string, Record<string, unknown>>;
+  components?: Record<string, unknown>;
+}
+
+interface Operation {
+  operationId: string;
+  responses: Record<string, ResponseObject>;
+}
+
+interface ResponseObject {
+  headers?: Record<string, HeaderObject | { $ref: string }>;
+  content?: Record<string, { schema: object }>;
+}
+
+interface HeaderObject {
+  required?: boolean;
+  schema: { type?: string };
+}
+
+/** `/api/v1/tasks/{taskId}` as a regular expression: a parameter is one path segment. */
+function pathPattern(path: string): RegExp {
+  const segments = path.split('/').map((segment) => (/^\{[^}]+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^${segments.join('/')}$`);
+}
+
+/** Each component schema is registered with Ajv under this prefix. */
+const SCHEMA_ID = 'urn:openapi:schemas:';
+
+/** Points the document's `#/components/schemas/...` references at the schemas registered with Ajv. */
+function rebase(schema: object): object {
+  return JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', `"${SCHEMA_ID}`));
+}
+
+/** Every object schema that lists its properties accepts no other (see OpenApiContract). */
+function closeObjects(node: unknown): never {
+  if (Array.isArray(node)) return node.map(closeObjects) as never;
+  if (!node || typeof node !== 'object') return node as never;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) copy[key] = key === 'example' ? value : closeObjects(value);
+  if (copy.properties && typeof copy.properties === 'object' && copy.additionalProperties === undefined) copy.additionalProperties = false;
+  return copy as never;
+}
