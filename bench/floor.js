@@ -92,7 +92,10 @@ const LABELS_OF = (alias) =>
                FROM task_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.task_id = ${alias}.id), '[]'::json)`;
 const BLOCKED = `EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks b ON b.id = d.blocked_by_id
                   WHERE d.task_id = t.id AND b.deleted_at IS NULL AND b.status NOT IN ('done', 'cancelled'))`;
-const REFS = (join, other) => `COALESCE((SELECT json_agg(json_build_object('id', o.id, 'title', o.title, 'status', o.status) ORDER BY d.created_at, o.id)
+const REFS = (
+  join,
+  other,
+) => `COALESCE((SELECT json_agg(json_build_object('id', o.id, 'title', o.title, 'status', o.status) ORDER BY d.created_at, o.id)
     FROM task_dependencies d JOIN tasks o ON o.id = d.${other} WHERE d.${join} = t.id AND o.deleted_at IS NULL), '[]'::json)`;
 const taskView = (trash) => `json_build_object(
     'id', t.id, 'projectId', t.project_id, 'title', t.title,${trash ? '' : " 'description', t.description,"} 'status', t.status, 'priority', t.priority,
@@ -154,18 +157,38 @@ async function write(db, req, url, key, body) {
   const actor = `${key.name} (API)`;
   const now = new Date().toISOString();
   const record = (tx, records) =>
-    tx.query({ name: 'floor_record', text: RECORD_STATEMENT, values: [key.project_id, actor, now, JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r })))] });
+    tx.query({
+      name: 'floor_record',
+      text: RECORD_STATEMENT,
+      values: [key.project_id, actor, now, JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r })))],
+    });
   const task = /^\/api\/v1\/tasks\/([0-9a-f-]{36})$/.exec(url.pathname);
   const restore = /^\/api\/v1\/trash\/([0-9a-f-]{36})\/restore$/.exec(url.pathname);
   if (req.method === 'POST' && url.pathname === '/api/v1/tasks') {
     return db.transaction(async (tx) => {
       const labelIds = [...new Set(body.labelIds ?? [])].sort();
-      const [found] = await tx.query({ name: 'floor_refs', text: REFERENCES_STATEMENT, values: [key.project_id, body.assigneeId ?? null, body.sprintId ?? null, labelIds] });
-      if ((body.assigneeId && !found.assignee) || (body.sprintId && (!found.sprint || found.sprint === 'closed')) || found.labels !== labelIds.length) {
+      const [found] = await tx.query({
+        name: 'floor_refs',
+        text: REFERENCES_STATEMENT,
+        values: [key.project_id, body.assigneeId ?? null, body.sprintId ?? null, labelIds],
+      });
+      if (
+        (body.assigneeId && !found.assignee) ||
+        (body.sprintId && (!found.sprint || found.sprint === 'closed')) ||
+        found.labels !== labelIds.length
+      ) {
         return { status: 404 };
       }
       const id = randomUUID();
-      const fields = [body.title, body.description ?? null, body.status ?? 'backlog', body.priority ?? 'none', body.assigneeId ?? null, body.sprintId ?? null, body.dueDate ?? null];
+      const fields = [
+        body.title,
+        body.description ?? null,
+        body.status ?? 'backlog',
+        body.priority ?? 'none',
+        body.assigneeId ?? null,
+        body.sprintId ?? null,
+        body.dueDate ?? null,
+      ];
       await tx.query({ name: 'floor_insert', text: INSERT_STATEMENT, values: [id, key.project_id, ...fields, now, labelIds] });
       const names = ['title', 'description', 'status', 'priority', 'assigneeId', 'sprintId', 'dueDate'];
       const changes = names.map((field, i) => ({ field, from: null, to: fields[i] })).filter((c) => c.to !== null);
@@ -179,7 +202,9 @@ async function write(db, req, url, key, body) {
       const [current] = await tx.query({ name: 'floor_lock', text: LOCK_STATEMENT, values: [task[1], key.project_id] });
       if (!current) return { status: 404 };
       const next = { title: body.title ?? current.title, priority: body.priority ?? current.priority };
-      const changes = ['title', 'priority'].filter((field) => next[field] !== current[field]).map((field) => ({ field, from: current[field], to: next[field] }));
+      const changes = ['title', 'priority']
+        .filter((field) => next[field] !== current[field])
+        .map((field) => ({ field, from: current[field], to: next[field] }));
       await tx.query({
         name: 'floor_update',
         text: 'UPDATE tasks SET title = $2, priority = $3::task_priority, updated_at = $4::timestamptz WHERE id = $1::uuid',
@@ -199,7 +224,10 @@ async function write(db, req, url, key, body) {
                 WHERE project_id = $2::uuid AND deleted_at IS NULL AND (id = $1::uuid OR parent_id = $1::uuid) RETURNING id::text`,
         values: [task[1], key.project_id, now],
       });
-      await record(tx, trashed.map((row) => ({ task_id: row.id, action: 'deleted' })));
+      await record(
+        tx,
+        trashed.map((row) => ({ task_id: row.id, action: 'deleted' })),
+      );
       return { status: 204 };
     });
   }
@@ -213,7 +241,10 @@ async function write(db, req, url, key, body) {
         values: [restore[1], key.project_id, now],
       });
       if (!restored.length) return { status: 404 };
-      const [row] = await record(tx, restored.map((r) => ({ task_id: r.id, action: 'restored' })));
+      const [row] = await record(
+        tx,
+        restored.map((r) => ({ task_id: r.id, action: 'restored' })),
+      );
       return { status: 200, body: { task: row.tasks[restore[1]] } };
     });
   }
