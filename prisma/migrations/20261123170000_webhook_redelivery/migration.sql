@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "webhook_deliveries" ADD COLUMN     "final_attempt" BOOLEAN NOT NULL DEFAULT false;
+
