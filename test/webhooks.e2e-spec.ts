@@ -280,7 +280,8 @@ describe('webhooks', () => {
       await waitUntil(async () => (await deliveriesOf(project, webhook.id))[0].attempts === 1, 5000, 'the first attempt recorded');
       const [delivery] = await deliveriesOf(project, webhook.id);
       expect(delivery).toMatchObject({ status: 'pending', responseStatus: 302, error: expect.stringContaining('redirect') });
-      expect(receiver.received.map((request) => request.path)).toEqual(['/hooks']);
+      // Never to /elsewhere (a retry of /hooks may have come by now).
+      expect(receiver.received.every((request) => request.path === '/hooks')).toBe(true);
     });
 
     it('counts no answer within WEBHOOK_TIMEOUT_MS as a failed attempt', async () => {
@@ -290,7 +291,8 @@ describe('webhooks', () => {
       await createTask(project);
       await receiver.waitFor(2, 5000);
       const firstTwo = receiver.received.slice(0, 2);
-      expect(firstTwo[1].at - firstTwo[0].at).toBeGreaterThanOrEqual(TIMEOUT_MS + RETRY_SCHEDULE[0]);
+      // The timeout counts from the start of the attempt, a little before the first request arrived whole.
+      expect(firstTwo[1].at - firstTwo[0].at).toBeGreaterThanOrEqual(TIMEOUT_MS + RETRY_SCHEDULE[0] - 100);
       await waitUntil(async () => (await deliveriesOf(project, webhook.id))[0].status === 'succeeded', 5000, 'the delivery to succeed');
       expect((await t.prisma.webhookDelivery.findFirstOrThrow({ where: { webhookId: webhook.id } })).attempts).toBe(2);
     });
