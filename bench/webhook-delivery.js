@@ -21,6 +21,8 @@ const { randomBytes } = require('node:crypto');
 const { Client } = require('pg');
 const { startServer, stopAll } = require('./processes');
 
+const { fetch } = globalThis;
+
 const ROOT = path.resolve(__dirname, '..');
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
 

@@ -94,7 +94,10 @@ describe('the webhook outbox', () => {
           'the delivery to succeed',
         );
         // The released attempt got no answer: it is not counted.
-        expect(await second.prisma.webhookDelivery.findFirstOrThrow({ where: { webhookId: webhook.id } })).toMatchObject({ attempts: 1, responseStatus: 200 });
+        expect(await second.prisma.webhookDelivery.findFirstOrThrow({ where: { webhookId: webhook.id } })).toMatchObject({
+          attempts: 1,
+          responseStatus: 200,
+        });
       } finally {
         await second.close();
       }

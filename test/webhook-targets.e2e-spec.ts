@@ -82,7 +82,11 @@ describe('webhook targets (SSRF guard)', () => {
       const attempted = () => t.prisma.webhookDelivery.findMany({ where: { projectId: other.id, attempts: { gt: 0 } } });
       await waitUntil(async () => (await attempted()).length === 3, 5000, 'three attempts');
       const byWebhook = new Map((await attempted()).map((delivery) => [delivery.webhookId, delivery]));
-      expect(byWebhook.get(stored[0].id)).toMatchObject({ status: 'pending', responseStatus: null, error: expect.stringMatching(/^refused: .*loopback/) });
+      expect(byWebhook.get(stored[0].id)).toMatchObject({
+        status: 'pending',
+        responseStatus: null,
+        error: expect.stringMatching(/^refused: .*loopback/),
+      });
       expect(byWebhook.get(stored[1].id)).toMatchObject({ status: 'pending', error: expect.stringMatching(/^refused: host localhost resolves to/) });
       expect(byWebhook.get(stored[2].id)).toMatchObject({ status: 'pending', error: expect.stringMatching(/^refused: .*https:\/\//) });
       await sleep(100);

@@ -1,4 +1,6 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { describeWebhookDeliveries } from '../src/webhooks/webhook-openapi';
 import { WEBHOOK_DISABLED_ERROR } from '../src/webhooks/webhook-worker.service';
 import { createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
 import { startTestApp, TestApp } from './support/test-app';
@@ -129,7 +131,9 @@ describe('webhooks', () => {
         expect(res.status).toBe(403);
         expect(res.body).toMatchObject({ code: 'insufficient_permission', requiredPermission: 'webhooks:manage' });
       }
-      expect(await t.prisma.webhook.findMany({ where: { projectId: project.id } })).toEqual([expect.objectContaining({ id: webhook.id, enabled: true })]);
+      expect(await t.prisma.webhook.findMany({ where: { projectId: project.id } })).toEqual([
+        expect.objectContaining({ id: webhook.id, enabled: true }),
+      ]);
     });
 
     it("is 404 for another project's webhook and for anything that is not an id", async () => {
@@ -265,7 +269,13 @@ describe('webhooks', () => {
       await sleep(RETRY_SCHEDULE[RETRY_SCHEDULE.length - 1] + 200);
       expect(receiver.received).toHaveLength(RETRY_SCHEDULE.length + 1);
       const [delivery] = await deliveriesOf(project, webhook.id);
-      expect(delivery).toMatchObject({ status: 'failed', attempts: 3, responseStatus: 503, nextAttemptAt: null, error: expect.stringContaining('503') });
+      expect(delivery).toMatchObject({
+        status: 'failed',
+        attempts: 3,
+        responseStatus: 503,
+        nextAttemptAt: null,
+        error: expect.stringContaining('503'),
+      });
       const row = await t.prisma.webhook.findUniqueOrThrow({ where: { id: webhook.id } });
       expect(row.failingSince).not.toBeNull();
       expect(row.enabled).toBe(true);
@@ -393,7 +403,12 @@ describe('webhooks', () => {
       await createTask(project);
       await waitUntil(async () => (await deliveriesOf(project, webhook.id))[0]?.attempts === 1, 5000, 'the first attempt recorded');
       await project.api.patch(`/api/v1/webhooks/${webhook.id}`, { enabled: false }).expect(200);
-      expect((await deliveriesOf(project, webhook.id))[0]).toMatchObject({ status: 'failed', attempts: 1, nextAttemptAt: null, error: WEBHOOK_DISABLED_ERROR });
+      expect((await deliveriesOf(project, webhook.id))[0]).toMatchObject({
+        status: 'failed',
+        attempts: 1,
+        nextAttemptAt: null,
+        error: WEBHOOK_DISABLED_ERROR,
+      });
       await sleep(RETRY_SCHEDULE[0] + 300);
       expect(receiver.received).toHaveLength(1);
     });
@@ -405,7 +420,11 @@ describe('webhooks', () => {
       await t.prisma.webhook.update({ where: { id: webhook.id }, data: { failingSince: new Date(Date.now() - 5 * 24 * 3600 * 1000 - 60_000) } });
       await createTask(project);
       await receiver.waitFor(1);
-      await waitUntil(async () => !(await project.api.get(`/api/v1/webhooks/${webhook.id}`)).body.webhook.enabled, 5000, 'the webhook to be disabled');
+      await waitUntil(
+        async () => !(await project.api.get(`/api/v1/webhooks/${webhook.id}`)).body.webhook.enabled,
+        5000,
+        'the webhook to be disabled',
+      );
       expect((await deliveriesOf(project, webhook.id))[0]).toMatchObject({ status: 'failed', attempts: 1, responseStatus: 500 });
       await createTask(project);
       await sleep(RETRY_SCHEDULE[0] + 300);
@@ -448,6 +467,66 @@ describe('webhooks', () => {
       const bad = await project.api.get(`/api/v1/webhooks/${webhook.id}/deliveries?cursor=${first.body.nextCursor}x`).expect(400);
       expect(bad.body.code).toBe('invalid_cursor');
       expect((await project.api.get(`/api/v1/webhooks/${webhook.id}/deliveries?limit=0`).expect(400)).body.code).toBe('validation_failed');
+    });
+  });
+
+  describe('OpenAPI', () => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    let document: any;
+    beforeAll(async () => {
+      document = (await t.http.get('/docs/openapi.json').expect(200)).body;
+    });
+
+    it.each([
+      ['get', '/api/v1/webhooks', null, '200'],
+      ['post', '/api/v1/webhooks', 'webhooks:manage', '201'],
+      ['get', '/api/v1/webhooks/{webhookId}', null, '200'],
+      ['patch', '/api/v1/webhooks/{webhookId}', 'webhooks:manage', '200'],
+      ['delete', '/api/v1/webhooks/{webhookId}', 'webhooks:manage', '204'],
+      ['get', '/api/v1/webhooks/{webhookId}/deliveries', null, '200'],
+      ['post', '/api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver', 'webhooks:manage', '202'],
+    ])('documents %s %s with the bearer key, its answer and problem+json errors', (method, path, permission, success) => {
+      const operation = document.paths[path]?.[method];
+      expect(operation).toBeDefined();
+      expect(operation.security).toEqual([{ 'api-key': [] }]);
+      expect(operation.summary).toEqual(expect.any(String));
+      for (const status of ['400', '401', '429', '500', ...(permission ? ['403'] : [])]) {
+        expect(operation.responses[status]?.content?.['application/problem+json']?.schema.$ref).toBe('#/components/schemas/ProblemDto');
+      }
+      if (path.includes('{')) expect(operation.responses['404']).toBeDefined();
+      expect(operation.responses[success]).toBeDefined();
+      if (success !== '204') expect(operation.responses[success].content?.['application/json']?.schema.$ref).toMatch(/Dto$/);
+      if (method === 'patch' || (method === 'post' && !path.endsWith('/redeliver'))) {
+        expect(operation.requestBody?.content['application/json'].schema.$ref).toMatch(/Dto$/);
+      }
+    });
+
+    it('describes a webhook, a delivery and what a create takes', () => {
+      const schemas = document.components.schemas;
+      expect(Object.keys(schemas.WebhookDto.properties).sort()).toEqual(['createdAt', 'description', 'enabled', 'events', 'id', 'url']);
+      expect(Object.keys(schemas.CreatedWebhookDto.properties).sort()).toEqual(['secret', 'webhook']);
+      expect(Object.keys(schemas.WebhookDeliveryDto.properties).sort()).toEqual(
+        ['attempts', 'error', 'eventId', 'eventType', 'id', 'lastAttemptAt', 'nextAttemptAt', 'responseStatus', 'status'].sort(),
+      );
+      expect(schemas.WebhookDeliveryDto.properties.status.enum).toEqual(['pending', 'succeeded', 'failed']);
+      expect(schemas.CreateWebhookDto.required.sort()).toEqual(['events', 'url']);
+      expect(schemas.CreateWebhookDto.properties.events.items.enum).toContain('*');
+      expect(schemas.UpdateWebhookDto.required ?? []).toEqual([]);
+      expect(Object.keys(schemas.UpdateWebhookDto.properties).sort()).toEqual(['description', 'enabled', 'events', 'url']);
+    });
+
+    it('describeWebhookDeliveries documents what a webhook URL receives, as a callback of the create', () => {
+      const copy = JSON.parse(JSON.stringify(document)) as OpenAPIObject;
+      describeWebhookDeliveries(copy);
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const delivery = (copy.paths['/api/v1/webhooks'].post!.callbacks!.event as any)['{$request.body#/url}'].post;
+      expect(delivery.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/EventDto');
+      expect(copy.components!.schemas!.EventDto).toBeDefined();
+      expect(delivery.parameters.map((parameter: { name: string }) => parameter.name)).toEqual([
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
+      ]);
     });
   });
 });

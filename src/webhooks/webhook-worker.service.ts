@@ -128,7 +128,10 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy, B
     await this.claiming;
     if (this.inFlight.size > 0) {
       let graceOver!: NodeJS.Timeout;
-      await Promise.race([Promise.allSettled(this.inFlight.values()), new Promise((resolve) => (graceOver = setTimeout(resolve, SHUTDOWN_GRACE_MS)))]);
+      await Promise.race([
+        Promise.allSettled(this.inFlight.values()),
+        new Promise((resolve) => (graceOver = setTimeout(resolve, SHUTDOWN_GRACE_MS))),
+      ]);
       clearTimeout(graceOver);
       this.release.abort();
       await Promise.allSettled(this.inFlight.values());
@@ -230,7 +233,9 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy, B
         if (error instanceof AttemptReleased) return void this.released.push(delivery.id);
         // A bug of ours, not the receiver's: logged, and counted as a failed attempt so that the schedule goes on.
         this.logger.error(`Webhook attempt failed unexpectedly: ${(error as Error).stack}`);
-        this.finished.push(this.resultOf(delivery, lease, attemptedAt, { succeeded: false, responseStatus: null, error: 'internal error while sending' }));
+        this.finished.push(
+          this.resultOf(delivery, lease, attemptedAt, { succeeded: false, responseStatus: null, error: 'internal error while sending' }),
+        );
       })
       .finally(() => {
         this.inFlight.delete(delivery.id);

@@ -93,7 +93,7 @@ export class WebhookDeliveryDto {
   eventType: string;
   @ApiProperty({ enum: DELIVERY_STATUSES, description: 'pending: an attempt is due or running; succeeded: a 2xx came back; failed: no attempt left' })
   status: string;
-  /** Attempts made so far. */
+  @ApiProperty({ type: 'integer', description: 'Attempts made so far' })
   attempts: number;
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   lastAttemptAt: string | null;
@@ -104,7 +104,7 @@ export class WebhookDeliveryDto {
     description: 'pending only: when the next attempt is due (while an attempt runs, when it is given up for lost)',
   })
   nextAttemptAt: string | null;
-  @ApiProperty({ type: Number, nullable: true, description: "The last attempt's HTTP status, when the receiver answered" })
+  @ApiProperty({ type: 'integer', nullable: true, description: "The last attempt's HTTP status, when the receiver answered" })
   responseStatus: number | null;
   @ApiProperty({ type: String, nullable: true, description: 'Why the last attempt failed; null after a success' })
   error: string | null;

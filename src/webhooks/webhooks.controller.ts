@@ -40,7 +40,11 @@ export class WebhooksController {
   @ApiCreatedResponse({ type: CreatedWebhookDto })
   @ApiBadRequestResponse({ description: `Invalid or unknown field, an unknown event type, or ${INVALID_URL}`, type: ProblemDto })
   @ApiConflictResponse({ description: 'The project already has 20 webhooks', type: ProblemDto })
-  async create(@CurrentCaller() caller: Caller, @Body() dto: CreateWebhookDto, @Res({ passthrough: true }) res: Response): Promise<CreatedWebhookDto> {
+  async create(
+    @CurrentCaller() caller: Caller,
+    @Body() dto: CreateWebhookDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<CreatedWebhookDto> {
     const created = await this.webhooks.create(caller, dto);
     res.location(`/api/v1/webhooks/${created.webhook.id}`);
     return created;

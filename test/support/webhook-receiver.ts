@@ -31,7 +31,12 @@ export async function startReceiver(answer: Answer = () => 200): Promise<Webhook
     url: '',
     received,
     answer,
-    waitFor: (count, ms = 10_000) => waitUntil(() => received.length >= count, ms, () => `${count} webhook requests (got ${received.length})`).then(() => received),
+    waitFor: (count, ms = 10_000) =>
+      waitUntil(
+        () => received.length >= count,
+        ms,
+        () => `${count} webhook requests (got ${received.length})`,
+      ).then(() => received),
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
@@ -66,7 +71,11 @@ export async function startReceiver(answer: Answer = () => 200): Promise<Webhook
 }
 
 /** Polls `condition` every 10 ms until it holds; fails after `ms`, naming what it waited for. */
-export async function waitUntil(condition: () => boolean | Promise<boolean>, ms = 10_000, what: string | (() => string) = 'the condition'): Promise<void> {
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  ms = 10_000,
+  what: string | (() => string) = 'the condition',
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`Waited ${ms} ms for ${typeof what === 'string' ? what : what()}`);
