@@ -2,6 +2,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { describeWebhookDeliveries } from '../src/webhooks/webhook-openapi';
 import { WEBHOOK_DISABLED_ERROR } from '../src/webhooks/webhook-worker.service';
+import { WebhooksService } from '../src/webhooks/webhooks.service';
 import { createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 import { sleep, startReceiver, waitUntil, WebhookReceiver } from './support/webhook-receiver';
@@ -100,18 +101,29 @@ describe('webhooks', () => {
       expect((await project.api.patch(`/api/v1/webhooks/${webhook.id}`, { secret: 'x' }).expect(400)).body.code).toBe('unknown_field');
     });
 
-    it('DELETE removes the webhook and its delivery log; a second DELETE is 404', async () => {
+    it('DELETE removes the webhook at once for clients, and its row and delivery log a minute later; a second DELETE is 404', async () => {
       const project = await createProject(t, 'Webhooks delete');
       const { webhook } = await subscribe(project);
+      const kept = await subscribe(project);
       await createTask(project);
-      await receiver.waitFor(1);
+      await receiver.waitFor(2);
       await project.api.delete(`/api/v1/webhooks/${webhook.id}`).expect(204);
       await project.api.get(`/api/v1/webhooks/${webhook.id}`).expect(404);
+      await project.api.get(`/api/v1/webhooks/${webhook.id}/deliveries`).expect(404);
       await project.api.delete(`/api/v1/webhooks/${webhook.id}`).expect(404);
-      expect(await t.prisma.webhookDelivery.count({ where: { webhookId: webhook.id } })).toBe(0);
+      expect((await project.api.get('/api/v1/webhooks').expect(200)).body.webhooks.map((w: { id: string }) => w.id)).toEqual([kept.webhook.id]);
       await createTask(project);
+      await receiver.waitFor(3);
       await sleep(200);
-      expect(receiver.received).toHaveLength(1);
+      expect(receiver.received.filter((request) => JSON.parse(request.body).type === 'task.created')).toHaveLength(3);
+      expect(await t.prisma.webhookDelivery.count({ where: { webhookId: webhook.id } })).toBe(1);
+
+      const service = t.app.get(WebhooksService);
+      expect(await service.purgeDeleted()).toBe(0);
+      expect(await service.purgeDeleted(0)).toBe(1);
+      expect(await t.prisma.webhook.findUnique({ where: { id: webhook.id } })).toBeNull();
+      expect(await t.prisma.webhookDelivery.count({ where: { webhookId: webhook.id } })).toBe(0);
+      expect(await t.prisma.webhook.findUnique({ where: { id: kept.webhook.id } })).not.toBeNull();
     });
 
     it('reading needs any key; writing needs webhooks:manage (403 naming it, nothing changes)', async () => {

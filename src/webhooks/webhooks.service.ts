@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { Caller } from '../auth/caller';
 import { CHANGES_CHANNEL, EVENT_TYPES, WEBHOOK_DELIVERIES_QUEUED } from '../changes/change';
@@ -26,18 +26,35 @@ import { WEBHOOK_DISABLED_ERROR } from './webhook-worker.service';
 
 /** Each webhook adds a delivery to every event it subscribes to: a project has at most this many. */
 export const MAX_WEBHOOKS_PER_PROJECT = 20;
+/** A deleted webhook's row (and delivery log) is removed this long after the DELETE; see `delete`. */
+const PURGE_AFTER_MS = 60_000;
 
 /** A project's webhook subscriptions, their delivery log, and redelivery. WebhookWorker sends. */
 @Injectable()
-export class WebhooksService {
+export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(WebhooksService.name);
+  private readonly purges = new Set<NodeJS.Timeout>();
+
   constructor(
     private readonly prisma: PrismaService,
     private readonly cursors: CursorCodec,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /** Deleted webhooks whose purge a stopped instance never ran. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.purgeDeleted();
+  }
+
+  onModuleDestroy(): void {
+    for (const timer of this.purges) clearTimeout(timer);
+  }
+
   async list(caller: Caller): Promise<WebhookListDto> {
-    const rows = await this.prisma.webhook.findMany({ where: { projectId: caller.projectId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+    const rows = await this.prisma.webhook.findMany({
+      where: { projectId: caller.projectId, deletedAt: null },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    });
     return { webhooks: rows.map(webhookView) };
   }
 
@@ -53,7 +70,7 @@ export class WebhooksService {
     const webhook = await this.prisma.write(async (tx) => {
       // Counted under a lock of the project's webhooks, so two creates at once cannot both pass the limit.
       await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`webhooks:${projectId}`}))::text`;
-      if ((await tx.webhook.count({ where: { projectId } })) >= MAX_WEBHOOKS_PER_PROJECT) {
+      if ((await tx.webhook.count({ where: { projectId, deletedAt: null } })) >= MAX_WEBHOOKS_PER_PROJECT) {
         throw conflict('conflict', `A project has at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one first`);
       }
       const now = new Date();
@@ -75,7 +92,14 @@ export class WebhooksService {
     const webhook = await this.prisma.write(async (tx) => {
       const current = await findWebhook(tx, caller.projectId, webhookId);
       const enabling = dto.enabled === true && !current.enabled;
-      const updated = await tx.webhook.update({
+      // Deliveries before their webhook, in the order the worker's result statement locks them.
+      if (dto.enabled === false) {
+        await tx.webhookDelivery.updateMany({
+          where: { webhookId: current.id, status: 'pending' },
+          data: { status: 'failed', nextAttemptAt: null, error: WEBHOOK_DISABLED_ERROR },
+        });
+      }
+      return tx.webhook.update({
         where: { id: current.id },
         data: {
           url: dto.url,
@@ -86,23 +110,38 @@ export class WebhooksService {
           updatedAt: new Date(),
         },
       });
-      if (dto.enabled === false) {
-        await tx.webhookDelivery.updateMany({
-          where: { webhookId: current.id, status: 'pending' },
-          data: { status: 'failed', nextAttemptAt: null, error: WEBHOOK_DISABLED_ERROR },
-        });
-      }
-      return updated;
     });
     return { webhook: webhookView(webhook) };
   }
 
-  /** Its delivery log goes with it; an attempt in flight finishes unrecorded. */
+  /**
+   * Gone at once for clients (404, and no new deliveries: it is disabled) and removed with its
+   * delivery log a minute later. Removing the row at once could fail a change of the project
+   * committing at that moment: its ChangeLog statement may still see the webhook, and its new
+   * delivery's foreign key would then name a row that no longer exists.
+   */
   async delete(caller: Caller, webhookId: string): Promise<void> {
     await this.prisma.write(async (tx) => {
-      const { count } = isUuid(webhookId) ? await tx.webhook.deleteMany({ where: { id: webhookId, projectId: caller.projectId } }) : { count: 0 };
-      if (count === 0) throw notFound('Webhook');
+      const webhook = await findWebhook(tx, caller.projectId, webhookId);
+      // Deliveries before their webhook, in the order the worker's result statement locks them.
+      await tx.webhookDelivery.updateMany({
+        where: { webhookId: webhook.id, status: 'pending' },
+        data: { status: 'failed', nextAttemptAt: null, error: WEBHOOK_DISABLED_ERROR },
+      });
+      await tx.webhook.update({ where: { id: webhook.id }, data: { enabled: false, deletedAt: new Date() } });
     });
+    const timer = setTimeout(() => {
+      this.purges.delete(timer);
+      this.purgeDeleted().catch((error: Error) => this.logger.warn(`Removing deleted webhooks failed: ${error.message}`));
+    }, PURGE_AFTER_MS + 1000);
+    timer.unref();
+    this.purges.add(timer);
+  }
+
+  /** Removes the webhooks deleted more than `afterMs` ago, with their delivery logs. */
+  async purgeDeleted(afterMs = PURGE_AFTER_MS): Promise<number> {
+    const { count } = await this.prisma.webhook.deleteMany({ where: { deletedAt: { lt: new Date(Date.now() - afterMs) } } });
+    return count;
   }
 
   /** A webhook's deliveries, newest first, paginated like the other lists. */
@@ -162,7 +201,7 @@ export class WebhooksService {
 
 /** A webhook of the project, or 404 (also for another project's and for anything not an id). */
 async function findWebhook(db: PrismaService | PrismaTransaction, projectId: string, webhookId: string): Promise<Webhook> {
-  const webhook = isUuid(webhookId) ? await db.webhook.findFirst({ where: { id: webhookId, projectId } }) : null;
+  const webhook = isUuid(webhookId) ? await db.webhook.findFirst({ where: { id: webhookId, projectId, deletedAt: null } }) : null;
   if (!webhook) throw notFound('Webhook');
   return webhook;
 }
