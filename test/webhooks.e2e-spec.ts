@@ -294,14 +294,14 @@ describe('webhooks', () => {
     });
 
     it('treats a redirect as a failed attempt and never follows it', async () => {
-      receiver.answer = (n) => (n === 1 ? { status: 302, headers: { location: '/elsewhere' } } : 200);
+      receiver.answer = () => ({ status: 302, headers: { location: '/elsewhere' } });
       const project = await createProject(t, 'Webhooks redirect');
       const { webhook } = await subscribe(project);
       await createTask(project);
       await receiver.waitFor(1);
       await waitUntil(async () => (await deliveriesOf(project, webhook.id))[0].attempts === 1, 5000, 'the first attempt recorded');
       const [delivery] = await deliveriesOf(project, webhook.id);
-      expect(delivery).toMatchObject({ status: 'pending', responseStatus: 302, error: expect.stringContaining('redirect') });
+      expect(delivery).toMatchObject({ responseStatus: 302, error: expect.stringContaining('redirect') });
       // Never to /elsewhere (a retry of /hooks may have come by now).
       expect(receiver.received.every((request) => request.path === '/hooks')).toBe(true);
     });
