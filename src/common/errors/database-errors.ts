@@ -33,8 +33,17 @@ const VIOLATION_BY_PRISMA_CODE: Record<string, DatabaseViolation> = {
  */
 export function databaseViolation(error: unknown): DatabaseViolation | null {
   if (error instanceof Prisma.PrismaClientKnownRequestError) {
-    const sqlState = (error.meta as { code?: string } | undefined)?.code;
-    return VIOLATION_BY_PRISMA_CODE[error.code] ?? (sqlState ? VIOLATION_BY_SQLSTATE[sqlState] : undefined) ?? null;
+    // A raw query's error (P2010) carries the SQLSTATE as `meta.code`, or, through adapter-pg,
+    // as the cause of `meta.driverAdapterError`.
+    const meta = error.meta as { code?: string; driverAdapterError?: { cause?: { originalCode?: string; kind?: string } } } | undefined;
+    const cause = meta?.driverAdapterError?.cause;
+    const sqlState = meta?.code ?? cause?.originalCode;
+    return (
+      VIOLATION_BY_PRISMA_CODE[error.code] ??
+      (sqlState ? VIOLATION_BY_SQLSTATE[sqlState] : undefined) ??
+      (cause?.kind ? VIOLATION_BY_ADAPTER_KIND[cause.kind] : undefined) ??
+      null
+    );
   }
   if (error instanceof Error && error.name === 'DriverAdapterError') {
     const cause = (error as { cause?: { kind?: string; code?: string } }).cause ?? {};
