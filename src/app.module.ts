@@ -24,6 +24,7 @@ import { ProjectsModule } from './projects/projects.module';
 import { SprintsModule } from './sprints/sprints.module';
 import { TasksModule } from './tasks/tasks.module';
 import { TrashModule } from './trash/trash.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class AppModule {
@@ -47,6 +48,7 @@ export class AppModule {
         TrashModule,
         EventsModule,
         DemoModule,
+        WebhooksModule,
         // Last of the /api/v1 modules: its catch-all route must come after every real one.
         UnknownApiRouteModule,
         // Without ADMIN_TOKEN the admin interface does not exist: every /admin path is 404.

@@ -3,6 +3,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { STATUS_CODES } from 'node:http';
 import { PUBLIC_OPERATION } from './auth/auth.decorators';
+import { describeWebhookDeliveries } from './webhooks/webhook-openapi';
 
 /**
  * OpenAPI 3.1, not the 3.0 @nestjs/swagger writes by default. Measured with Ajv 8 (+ ajv-formats)
@@ -27,6 +28,11 @@ const TAGS: [name: string, description: string][] = [
     'events',
     "The change feed: every change to the project's tasks and sprints as an event, numbered without gaps in commit order; " +
       'read with `after`, or hold the request open with `wait` until the next one commits.',
+  ],
+  [
+    'webhooks',
+    'Subscriptions that POST each event of the change feed to a URL, signed as Standard Webhooks; their delivery log and redelivery. ' +
+      'Reading needs any key; changing them needs webhooks:manage.',
   ],
   ['members and labels', "The project's members and labels: the ids that a task's assigneeId and labelIds take."],
   ['health', 'Liveness and readiness probes for load balancers and orchestrators; no key.'],
@@ -87,6 +93,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     describeEmptyAnswers(operation);
     useProblemJsonForErrors(operation);
   }
+  describeWebhookDeliveries(document);
   closeRequestBodies(document);
   toJsonSchemaNulls(document);
   return document;

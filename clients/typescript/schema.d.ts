@@ -299,6 +299,83 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/webhooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The project's webhooks, newest first. */
+    get: operations['listWebhooks'];
+    put?: never;
+    /**
+     * Subscribes a URL to events: each one is POSTed to it, signed as Standard Webhooks describes.
+     *     Answers the signing secret this once.
+     */
+    post: operations['createWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/webhooks/{webhookId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One webhook of the project (never its secret). */
+    get: operations['getWebhook'];
+    put?: never;
+    post?: never;
+    /** Deletes the webhook and its delivery log; nothing more is sent to it. */
+    delete: operations['deleteWebhook'];
+    options?: never;
+    head?: never;
+    /** Changes url, events, description or enabled. Disabling closes its pending deliveries as failed. */
+    patch: operations['updateWebhook'];
+    trace?: never;
+  };
+  '/api/v1/webhooks/{webhookId}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The webhook's deliveries, one per event, newest first: status, attempts and the last answer. */
+    get: operations['listWebhookDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Queues one more attempt of the delivery now, whatever its state; answers the delivery as
+     *     queued. A pending delivery keeps its retry schedule; a finished one gets this attempt only.
+     */
+    post: operations['redeliverWebhookDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/admin/v1/projects': {
     parameters: {
       query?: never;
@@ -909,6 +986,163 @@ export interface components {
       /** @description More events match after these: read again at once. */
       hasMore: boolean;
     };
+    WebhookDto: {
+      /** Format: uuid */
+      id: string;
+      events: (
+        | 'task.created'
+        | 'task.updated'
+        | 'task.deleted'
+        | 'task.restored'
+        | 'task.purged'
+        | 'task.dependency_added'
+        | 'task.dependency_removed'
+        | 'sprint.created'
+        | 'sprint.updated'
+        | 'sprint.deleted'
+        | 'sprint.activated'
+        | 'sprint.closed'
+        | '*'
+      )[];
+      description: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      url: string;
+      /** @description false: nothing is delivered; set by PATCH, or by the service after 5 days in which every attempt failed. */
+      enabled: boolean;
+    };
+    WebhookListDto: {
+      /** @description Newest first. */
+      webhooks: components['schemas']['WebhookDto'][];
+    };
+    CreateWebhookDto: {
+      /**
+       * @description Where to POST each event. https:// only, and the host must resolve to public addresses only
+       *     (400 invalid_webhook_url otherwise), unless the deployment sets WEBHOOK_ALLOW_PRIVATE_URLS=true.
+       * @example https://example.com/webhooks/tasks
+       */
+      url: string;
+      /**
+       * @description The event types to deliver (a set: duplicates collapse), or `["*"]` for every type, also types added later.
+       * @example [
+       *       "task.created",
+       *       "task.updated"
+       *     ]
+       */
+      events: (
+        | 'task.created'
+        | 'task.updated'
+        | 'task.deleted'
+        | 'task.restored'
+        | 'task.purged'
+        | 'task.dependency_added'
+        | 'task.dependency_removed'
+        | 'sprint.created'
+        | 'sprint.updated'
+        | 'sprint.deleted'
+        | 'sprint.activated'
+        | 'sprint.closed'
+        | '*'
+      )[];
+      /** @description Up to 500 characters, for the people who manage webhooks. */
+      description?: string | null;
+    };
+    CreatedWebhookDto: {
+      /**
+       * @description The signing secret: `whsec_` and base64 of 32 random bytes. Shown this once; verify each
+       *     delivery's `webhook-signature` with it (any Standard Webhooks library).
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4GA8hZ9yq0o=
+       */
+      secret: string;
+      webhook: components['schemas']['WebhookDto'];
+    };
+    WebhookResponseDto: {
+      webhook: components['schemas']['WebhookDto'];
+    };
+    UpdateWebhookDto: {
+      /**
+       * @description Where to POST each event. https:// only, and the host must resolve to public addresses only
+       *     (400 invalid_webhook_url otherwise), unless the deployment sets WEBHOOK_ALLOW_PRIVATE_URLS=true.
+       * @example https://example.com/webhooks/tasks
+       */
+      url?: string;
+      /**
+       * @description The event types to deliver (a set: duplicates collapse), or `["*"]` for every type, also types added later.
+       * @example [
+       *       "task.created",
+       *       "task.updated"
+       *     ]
+       */
+      events?: (
+        | 'task.created'
+        | 'task.updated'
+        | 'task.deleted'
+        | 'task.restored'
+        | 'task.purged'
+        | 'task.dependency_added'
+        | 'task.dependency_removed'
+        | 'sprint.created'
+        | 'sprint.updated'
+        | 'sprint.deleted'
+        | 'sprint.activated'
+        | 'sprint.closed'
+        | '*'
+      )[];
+      /** @description Up to 500 characters, for the people who manage webhooks. */
+      description?: string | null;
+      /** @description false stops deliveries (pending ones are closed as failed); true resumes them for new events. */
+      enabled?: boolean;
+    };
+    WebhookDeliveryDto: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * Format: uuid
+       * @description The event delivered; also the `webhook-id` header of every attempt.
+       */
+      eventId: string;
+      /** @enum {string} */
+      eventType:
+        | 'task.created'
+        | 'task.updated'
+        | 'task.deleted'
+        | 'task.restored'
+        | 'task.purged'
+        | 'task.dependency_added'
+        | 'task.dependency_removed'
+        | 'sprint.created'
+        | 'sprint.updated'
+        | 'sprint.deleted'
+        | 'sprint.activated'
+        | 'sprint.closed';
+      /**
+       * @description pending: an attempt is due or running; succeeded: a 2xx came back; failed: no attempt left
+       * @enum {string}
+       */
+      status: 'pending' | 'succeeded' | 'failed';
+      /** @description Attempts made so far */
+      attempts: number;
+      /** Format: date-time */
+      lastAttemptAt: string | null;
+      /**
+       * Format: date-time
+       * @description pending only: when the next attempt is due (while an attempt runs, when it is given up for lost)
+       */
+      nextAttemptAt: string | null;
+      /** @description The last attempt's HTTP status, when the receiver answered */
+      responseStatus: number | null;
+      /** @description Why the last attempt failed; null after a success */
+      error: string | null;
+    };
+    WebhookDeliveryPageDto: {
+      /** @description null on the last page */
+      nextCursor: string | null;
+      /** @description Newest first. */
+      deliveries: components['schemas']['WebhookDeliveryDto'][];
+    };
+    WebhookDeliveryResponseDto: {
+      delivery: components['schemas']['WebhookDeliveryDto'];
+    };
     CreateProjectDto: {
       /**
        * @description 1 to 200 characters, not only white space.
@@ -1058,6 +1292,15 @@ export type TrashListDto = components['schemas']['TrashListDto'];
 export type EventDataDto = components['schemas']['EventDataDto'];
 export type EventDto = components['schemas']['EventDto'];
 export type EventFeedDto = components['schemas']['EventFeedDto'];
+export type WebhookDto = components['schemas']['WebhookDto'];
+export type WebhookListDto = components['schemas']['WebhookListDto'];
+export type CreateWebhookDto = components['schemas']['CreateWebhookDto'];
+export type CreatedWebhookDto = components['schemas']['CreatedWebhookDto'];
+export type WebhookResponseDto = components['schemas']['WebhookResponseDto'];
+export type UpdateWebhookDto = components['schemas']['UpdateWebhookDto'];
+export type WebhookDeliveryDto = components['schemas']['WebhookDeliveryDto'];
+export type WebhookDeliveryPageDto = components['schemas']['WebhookDeliveryPageDto'];
+export type WebhookDeliveryResponseDto = components['schemas']['WebhookDeliveryResponseDto'];
 export type CreateProjectDto = components['schemas']['CreateProjectDto'];
 export type ProjectDto = components['schemas']['ProjectDto'];
 export type ProjectResponseDto = components['schemas']['ProjectResponseDto'];
@@ -4496,6 +4739,1129 @@ export interface operations {
       };
       /** @description A body was sent that is not application/json (unsupported_media_type) */
       415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  listWebhooks: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        'If-None-Match'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookListDto'];
+        };
+      };
+      /** @description Not Modified: the copy named by If-None-Match is current; no body */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  createWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateWebhookDto'];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedWebhookDto'];
+        };
+      };
+      /** @description Invalid or unknown field, an unknown event type, or invalid_webhook_url: not https://, or the host is or resolves to a loopback, private, link-local or other non-public address; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The key lacks the webhooks:manage permission */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The project already has 20 webhooks; or a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After-When-In-Progress'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The webhook's id */
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookResponseDto'];
+        };
+      };
+      /** @description Not Modified: the copy named by If-None-Match is current; no body */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such webhook in this project */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  deleteWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The webhook's id */
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No Content */
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The key lacks the webhooks:manage permission */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such webhook in this project */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After-When-In-Progress'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  updateWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The webhook's id */
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateWebhookDto'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookResponseDto'];
+        };
+      };
+      /** @description Empty body, invalid or unknown field, an unknown event type, or invalid_webhook_url: not https://, or the host is or resolves to a loopback, private, link-local or other non-public address; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The key lacks the webhooks:manage permission */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such webhook in this project */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After-When-In-Progress'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1 to 100. */
+        limit?: number;
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: string;
+      };
+      header?: {
+        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The webhook's id */
+        webhookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDeliveryPageDto'];
+        };
+      };
+      /** @description Not Modified: the copy named by If-None-Match is current; no body */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Invalid limit or cursor, or an unknown query parameter */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such webhook in this project */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  redeliverWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The webhook's id */
+        webhookId: string;
+        /** @description The delivery's id */
+        deliveryId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Accepted */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDeliveryResponseDto'];
+        };
+      };
+      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The key lacks the webhooks:manage permission */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such webhook in this project, or no such delivery of it */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The webhook is disabled: enable it first; or a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After-When-In-Progress'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
+      422: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];

@@ -5,7 +5,7 @@ import { MetricsRegistry } from '../metrics/metrics-registry';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import type { TaskDetailDto } from '../tasks/task.dto';
 import { TASK_VIEW_JOINS, taskJson } from '../tasks/task-view.sql';
-import { Change, CHANGES_CHANNEL } from './change';
+import { Change, CHANGES_CHANNEL, WEBHOOK_DELIVERIES_QUEUED } from './change';
 
 /**
  * The one place that records a change: its task history entries, its events (the change feed,
@@ -103,8 +103,13 @@ export class ChangeLog {
         SELECT ${change.projectId}::uuid, w.id, e.id, ${at}::timestamptz, ${at}::timestamptz
           FROM events e
           JOIN webhooks w ON w.project_id = ${change.projectId}::uuid AND w.enabled AND (e.type = ANY(w.events) OR '*' = ANY(w.events))
+        RETURNING 1
       )
-      SELECT pg_notify(${CHANGES_CHANNEL}, ${change.projectId})::text AS notified,
+      -- Only a change that queued deliveries wakes the webhook workers.
+      SELECT pg_notify(
+               ${CHANGES_CHANNEL},
+               ${change.projectId}::text || CASE WHEN EXISTS (SELECT FROM deliveries) THEN ${WEBHOOK_DELIVERIES_QUEUED}::text ELSE '' END
+             )::text AS notified,
              (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM task_views v) AS tasks`;
     tx.afterCommit(() => {
       for (const record of change.records) this.appended.inc({ type: `${'task' in record ? 'task' : 'sprint'}.${record.action}` });

@@ -47,8 +47,13 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** The channel on which a committed change announces its project (LISTEN/NOTIFY). */
+/**
+ * The channel on which a committed change announces its project (LISTEN/NOTIFY). The payload is
+ * the project id, followed by WEBHOOK_DELIVERIES_QUEUED when the change queued webhook deliveries
+ * (a redeliver, which changes no project, sends WEBHOOK_DELIVERIES_QUEUED alone).
+ */
 export const CHANGES_CHANNEL = 'project_changes';
+export const WEBHOOK_DELIVERIES_QUEUED = ':webhooks';
 
 /** One field's change, in the API's names and values. */
 export interface FieldChange {

@@ -1,5 +1,5 @@
 import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { CHANGES_CHANNEL } from '../changes/change';
+import { CHANGES_CHANNEL, WEBHOOK_DELIVERIES_QUEUED } from '../changes/change';
 import { PrismaService } from '../database/prisma.service';
 import { DrainState } from '../lifecycle/drain-state';
 
@@ -10,12 +10,13 @@ type Wake = () => void;
  * sends NOTIFY with the project id in the change's transaction, which the database delivers
  * at commit (LISTEN on PostgreSQL, through a connection of its own; PGlite's in-process
  * listen on the embedded engine). Long polls of the change feed wait on it, and so does the
- * webhook worker, without holding a database connection while they wait.
+ * webhook worker (woken only by changes that queued deliveries), without holding a database
+ * connection while they wait.
  */
 @Injectable()
 export class ChangeSignal implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly waiting = new Map<string, Set<Wake>>();
-  private readonly everyChange = new Set<Wake>();
+  private readonly deliveriesQueued = new Set<Wake>();
   private stopped = false;
 
   constructor(
@@ -27,7 +28,7 @@ export class ChangeSignal implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.prisma.engine.listen(CHANGES_CHANNEL, (projectId) => this.changed(projectId));
+    await this.prisma.engine.listen(CHANGES_CHANNEL, (payload) => this.changed(payload));
   }
 
   onModuleDestroy(): void {
@@ -61,16 +62,21 @@ export class ChangeSignal implements OnApplicationBootstrap, OnModuleDestroy {
     return { changed, cancel: done };
   }
 
-  /** Calls `wake` after every committed change of any project (the webhook worker). */
-  onEveryChange(wake: Wake): () => void {
-    this.everyChange.add(wake);
-    return () => this.everyChange.delete(wake);
+  /**
+   * Calls `wake` after every committed change, of any project, that queued webhook deliveries,
+   * and after a redeliver (the webhook worker). Answers the function that stops it.
+   */
+  onDeliveriesQueued(wake: Wake): () => void {
+    this.deliveriesQueued.add(wake);
+    return () => this.deliveriesQueued.delete(wake);
   }
 
-  /** `null`: notifications may have been missed, so every waiter looks again. */
-  private changed(projectId: string | null): void {
-    const projects = projectId === null ? [...this.waiting.keys()] : [projectId];
+  /** `payload` as ChangeLog sends it (change.ts); `null`: notifications may have been missed, so every waiter looks again. */
+  private changed(payload: string | null): void {
+    const queued = payload === null || payload.endsWith(WEBHOOK_DELIVERIES_QUEUED);
+    const projectId = payload === null ? null : queued ? payload.slice(0, -WEBHOOK_DELIVERIES_QUEUED.length) : payload;
+    const projects = projectId === null ? [...this.waiting.keys()] : projectId ? [projectId] : [];
     for (const project of projects) for (const wake of [...(this.waiting.get(project) ?? [])]) wake();
-    for (const wake of this.everyChange) wake();
+    if (queued) for (const wake of this.deliveriesQueued) wake();
   }
 }

@@ -6,7 +6,7 @@ import { isUuid } from '../ids';
 import { PrismaService } from '../../database/prisma.service';
 
 /** Which list a cursor belongs to: a cursor of one list is refused by the others. */
-export type CursorKind = 'tasks' | 'trash' | 'history';
+export type CursorKind = 'tasks' | 'trash' | 'history' | 'webhook_deliveries';
 
 /** A keyset position: the sort timestamp and id of the last item of a page. */
 export interface CursorPosition {

@@ -1,0 +1,221 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import type { Caller } from '../auth/caller';
+import { CHANGES_CHANNEL, EVENT_TYPES, WEBHOOK_DELIVERIES_QUEUED } from '../changes/change';
+import { conflict, invalidFields, notFound } from '../common/errors/problem';
+import { isUuid } from '../common/ids';
+import { CursorCodec } from '../common/pagination/cursor';
+import type { PageQueryDto } from '../common/pagination/page.dto';
+import { toPage } from '../common/pagination/page';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { PrismaService } from '../database/prisma.service';
+import type { SqlTransaction } from '../database/sql-transaction';
+import { Prisma } from '../generated/prisma/client';
+import type {
+  CreatedWebhookDto,
+  CreateWebhookDto,
+  UpdateWebhookDto,
+  WebhookDeliveryDto,
+  WebhookDeliveryPageDto,
+  WebhookDeliveryResponseDto,
+  WebhookDto,
+  WebhookListDto,
+  WebhookResponseDto,
+} from './webhook.dto';
+import { checkWebhookUrl, WebhookUrlRefused } from './webhook-url-guard';
+import { DELIVERY_JSON, WEBHOOK_JSON } from './webhook-view.sql';
+import { WEBHOOK_DISABLED_ERROR } from './webhook-worker.service';
+
+/** Each webhook adds a delivery to every event it subscribes to: a project has at most this many. */
+export const MAX_WEBHOOKS_PER_PROJECT = 20;
+/** A deleted webhook's row (and delivery log) is removed this long after the DELETE; see `delete`. */
+const PURGE_AFTER_MS = 60_000;
+
+/** A project's webhook subscriptions, their delivery log, and redelivery. WebhookWorker sends. */
+@Injectable()
+export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(WebhooksService.name);
+  private readonly purges = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly cursors: CursorCodec,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Deleted webhooks whose purge a stopped instance never ran. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.purgeDeleted();
+  }
+
+  onModuleDestroy(): void {
+    for (const timer of this.purges) clearTimeout(timer);
+  }
+
+  async list(caller: Caller): Promise<WebhookListDto> {
+    const [row] = await this.prisma.$queryRaw<{ webhooks: WebhookDto[] }[]>`
+      SELECT COALESCE(json_agg(${WEBHOOK_JSON} ORDER BY w.created_at DESC, w.id DESC), '[]'::json) AS webhooks
+        FROM webhooks w WHERE w.project_id = ${caller.projectId}::uuid AND w.deleted_at IS NULL`;
+    return { webhooks: row.webhooks };
+  }
+
+  async get(caller: Caller, webhookId: string): Promise<WebhookResponseDto> {
+    return { webhook: (await findWebhook(this.prisma, caller.projectId, webhookId)).view };
+  }
+
+  /** The secret is made here and answered this once; it is kept as is, since signing needs it. */
+  async create(caller: Caller, dto: CreateWebhookDto): Promise<CreatedWebhookDto> {
+    await this.assertUrlAllowed(dto.url);
+    const { projectId } = caller;
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const webhook = await this.prisma.write(async (tx) => {
+      // Counted under a lock of the project's webhooks, so two creates at once cannot both pass the limit.
+      const [{ count }] = await tx.$queryRaw<{ count: number }[]>`
+        SELECT pg_advisory_xact_lock(hashtext(${`webhooks:${projectId}`}))::text AS locked,
+               (SELECT count(*)::int FROM webhooks WHERE project_id = ${projectId}::uuid AND deleted_at IS NULL) AS count`;
+      if (count >= MAX_WEBHOOKS_PER_PROJECT) {
+        throw conflict('conflict', `A project has at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one first`);
+      }
+      const now = new Date().toISOString();
+      const [row] = await tx.$queryRaw<{ webhook: WebhookDto }[]>`
+        INSERT INTO webhooks AS w (project_id, url, events, description, secret, created_at, updated_at)
+        VALUES (${projectId}::uuid, ${dto.url}, ${eventSet(dto.events)}::text[], ${dto.description ?? null}, ${secret}, ${now}::timestamptz, ${now}::timestamptz)
+        RETURNING ${WEBHOOK_JSON} AS webhook`;
+      return row.webhook;
+    });
+    return { webhook, secret };
+  }
+
+  /**
+   * Disabling closes the webhook's pending deliveries as failed (they can be redelivered once it
+   * is enabled again); enabling starts its 5-day failure clock afresh. A new url or new events
+   * apply to every attempt from now on, pending ones included.
+   */
+  async update(caller: Caller, webhookId: string, dto: UpdateWebhookDto): Promise<WebhookResponseDto> {
+    // A 400 comes before a 404 (decisions.md section 1).
+    if (dto.url !== undefined) await this.assertUrlAllowed(dto.url);
+    const webhook = await this.prisma.write(async (tx) => {
+      const current = await findWebhook(tx, caller.projectId, webhookId);
+      const enabling = dto.enabled === true && !current.view.enabled;
+      // Deliveries before their webhook, in the order the worker's result statement locks them.
+      if (dto.enabled === false) await closePendingDeliveries(tx, current.view.id);
+      const [row] = await tx.$queryRaw<{ webhook: WebhookDto }[]>`
+        UPDATE webhooks w
+           SET url = COALESCE(${dto.url ?? null}, w.url),
+               events = COALESCE(${dto.events ? eventSet(dto.events) : null}::text[], w.events),
+               description = CASE WHEN ${dto.description !== undefined} THEN ${dto.description ?? null} ELSE w.description END,
+               enabled = COALESCE(${dto.enabled ?? null}::boolean, w.enabled),
+               failing_since = CASE WHEN ${enabling} THEN NULL ELSE w.failing_since END,
+               updated_at = ${new Date().toISOString()}::timestamptz
+         WHERE w.id = ${current.view.id}::uuid
+        RETURNING ${WEBHOOK_JSON} AS webhook`;
+      return row.webhook;
+    });
+    return { webhook };
+  }
+
+  /**
+   * Gone at once for clients (404, and no new deliveries: it is disabled) and removed with its
+   * delivery log a minute later. Removing the row at once could fail a change of the project
+   * committing at that moment: its ChangeLog statement may still see the webhook, and its new
+   * delivery's foreign key would then name a row that no longer exists.
+   */
+  async delete(caller: Caller, webhookId: string): Promise<void> {
+    await this.prisma.write(async (tx) => {
+      const webhook = await findWebhook(tx, caller.projectId, webhookId);
+      // Deliveries before their webhook, in the order the worker's result statement locks them.
+      await closePendingDeliveries(tx, webhook.view.id);
+      await tx.$executeRaw`UPDATE webhooks SET enabled = false, deleted_at = ${new Date().toISOString()}::timestamptz WHERE id = ${webhook.view.id}::uuid`;
+    });
+    const timer = setTimeout(() => {
+      this.purges.delete(timer);
+      this.purgeDeleted().catch((error: Error) => this.logger.warn(`Removing deleted webhooks failed: ${error.message}`));
+    }, PURGE_AFTER_MS + 1000);
+    timer.unref();
+    this.purges.add(timer);
+  }
+
+  /** Removes the webhooks deleted more than `afterMs` ago, with their delivery logs. */
+  async purgeDeleted(afterMs = PURGE_AFTER_MS): Promise<number> {
+    return this.prisma.$executeRaw`DELETE FROM webhooks WHERE deleted_at < ${new Date(Date.now() - afterMs).toISOString()}::timestamptz`;
+  }
+
+  /** A webhook's deliveries, newest first, paginated like the other lists. */
+  async deliveries(caller: Caller, webhookId: string, query: PageQueryDto): Promise<WebhookDeliveryPageDto> {
+    const limit = query.limit ?? 50;
+    const after = this.cursors.positionAfter('webhook_deliveries', query.cursor);
+    const webhook = await findWebhook(this.prisma, caller.projectId, webhookId);
+    // Keyset: the row comparison is served by the (webhook_id, created_at DESC, id DESC) index.
+    const keyset = after ? Prisma.sql`AND (d.created_at, d.id) < (${after.at.toISOString()}::timestamptz, ${after.id}::uuid)` : Prisma.empty;
+    const rows = await this.prisma.$queryRaw<{ delivery: WebhookDeliveryDto; at: Date }[]>`
+      SELECT ${DELIVERY_JSON} AS delivery, d.created_at AS at
+        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+       WHERE d.webhook_id = ${webhook.view.id}::uuid ${keyset}
+       ORDER BY d.created_at DESC, d.id DESC
+       LIMIT ${limit + 1}`;
+    const page = toPage(rows, limit, this.cursors, 'webhook_deliveries', (row) => ({ at: row.at, id: row.delivery.id }));
+    return { deliveries: page.items.map((row) => row.delivery), nextCursor: page.nextCursor };
+  }
+
+  /**
+   * Queues one more attempt now, whatever the delivery's state. A pending delivery keeps its
+   * retry schedule; a finished one (succeeded or failed) gets this one attempt, without retries.
+   * The webhook must be enabled (409 otherwise).
+   */
+  async redeliver(caller: Caller, webhookId: string, deliveryId: string): Promise<WebhookDeliveryResponseDto> {
+    const delivery = await this.prisma.write(async (tx) => {
+      const webhook = await findWebhook(tx, caller.projectId, webhookId);
+      const [found] = isUuid(deliveryId)
+        ? await tx.$queryRaw<{ exists: boolean }[]>`
+            SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ${deliveryId}::uuid AND webhook_id = ${webhook.view.id}::uuid) AS exists`
+        : [{ exists: false }];
+      if (!found.exists) throw notFound('Delivery');
+      if (!webhook.view.enabled) throw conflict('conflict', 'The webhook is disabled: enable it (PATCH enabled: true) before redelivering');
+      // The NOTIFY reaches the workers of every instance at commit.
+      const [row] = await tx.$queryRaw<{ delivery: WebhookDeliveryDto }[]>`
+        WITH requeued AS (
+          UPDATE webhook_deliveries d
+             SET status = 'pending', next_attempt_at = ${new Date().toISOString()}::timestamptz,
+                 final_attempt = d.final_attempt OR d.status <> 'pending'
+           WHERE d.id = ${deliveryId}::uuid
+          RETURNING d.*
+        ),
+        notified AS (SELECT pg_notify(${CHANGES_CHANNEL}, ${WEBHOOK_DELIVERIES_QUEUED}) FROM requeued)
+        SELECT ${DELIVERY_JSON} AS delivery FROM requeued d JOIN events e ON e.id = d.event_id, notified`;
+      return row.delivery;
+    });
+    return { delivery };
+  }
+
+  private async assertUrlAllowed(url: string): Promise<void> {
+    try {
+      await checkWebhookUrl(url, this.config.webhookAllowPrivateUrls);
+    } catch (error) {
+      if (error instanceof WebhookUrlRefused) throw invalidFields('invalid_webhook_url', [{ field: 'url', message: error.message }]);
+      throw error;
+    }
+  }
+}
+
+/** A webhook of the project, or 404 (also for another project's and for anything not an id). */
+async function findWebhook(db: PrismaService | SqlTransaction, projectId: string, webhookId: string): Promise<{ view: WebhookDto }> {
+  const rows = isUuid(webhookId)
+    ? await db.$queryRaw<{ view: WebhookDto }[]>`
+        SELECT ${WEBHOOK_JSON} AS view FROM webhooks w
+         WHERE w.id = ${webhookId}::uuid AND w.project_id = ${projectId}::uuid AND w.deleted_at IS NULL`
+    : [];
+  if (rows.length === 0) throw notFound('Webhook');
+  return rows[0];
+}
+
+/** A webhook disabled or deleted delivers nothing more: its pending deliveries fail, and can be redelivered later. */
+async function closePendingDeliveries(tx: SqlTransaction, webhookId: string): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, error = ${WEBHOOK_DISABLED_ERROR}
+     WHERE webhook_id = ${webhookId}::uuid AND status = 'pending'`;
+}
+
+/** `events` as stored and shown: `["*"]`, or the types in the order of EVENT_TYPES, each once. */
+function eventSet(events: string[]): string[] {
+  return events.includes('*') ? ['*'] : EVENT_TYPES.filter((type) => events.includes(type));
+}
