@@ -58,8 +58,8 @@ describe('graceful shutdown', () => {
     const { port } = t.app.getHttpServer().address() as AddressInfo;
     const url = `http://127.0.0.1:${port}/api/v1/tasks?limit=100`;
     let keyLookups = 0;
-    (t.prisma as unknown as { $on(event: 'query', listener: (event: { query: string }) => void): void }).$on('query', (event) => {
-      if (/\bapi_keys\b/.test(event.query)) keyLookups++;
+    t.prisma.onStatement((statement) => {
+      if (/\bapi_keys\b/.test(statement)) keyLookups++;
     });
     const inFlight = Array.from({ length: 20 }, () => fetch(url, { headers: { Authorization: `Bearer ${project.key}` } }));
     // Every request has reached the service once its key was looked up.

@@ -401,12 +401,13 @@ describe('GET /api/v1/tasks', () => {
       await project.api.get('/api/v1/tasks').expect(200);
       await createTask(project);
       let pageReads = 0;
-      (t.prisma as unknown as { $on(event: 'query', listener: (event: { query: string }) => void): void }).$on('query', (event) => {
-        if (event.query.includes('WITH shown AS MATERIALIZED')) pageReads++;
+      const stop = t.prisma.onStatement((statement) => {
+        if (statement.includes('WITH shown AS MATERIALIZED')) pageReads++;
       });
       const answers = await Promise.all(Array.from({ length: 10 }, () => project.api.get('/api/v1/tasks').expect(200)));
       expect(new Set(answers.map((res) => res.text)).size).toBe(1);
       expect(answers[0].body.total).toBe(6);
+      stop();
       expect(pageReads).toBe(1);
     });
 
@@ -457,7 +458,7 @@ describe('GET /api/v1/tasks', () => {
         previous = task;
       }
       let statements = 0;
-      (t.prisma as unknown as { $on(event: 'query', listener: () => void): void }).$on('query', () => statements++);
+      t.prisma.onStatement(() => statements++);
       const count = async (url: string) => {
         statements = 0;
         const res = await project.api.get(url).expect(200);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import type { SqlTransaction } from '../database/sql-transaction';
+import type { SqlTransaction } from '../database/sql';
 import { MetricsRegistry } from '../metrics/metrics-registry';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import type { TaskDetailDto } from '../tasks/task.dto';

@@ -15,8 +15,8 @@ export interface AppConfig {
   redisUrl: string | null;
   /** Create a demo project and print its key on a new embedded database. */
   seedDemoProject: boolean;
-  /** Emit Prisma query events (the tests count the statements of a request); off in service. */
-  emitQueryEvents: boolean;
+  /** Report every statement to PrismaService.onStatement (the tests count the statements of a request); off in service. */
+  observeStatements: boolean;
   /** How long a stored answer of an Idempotency-Key is replayed (decisions.md section 11). */
   idempotencyTtlHours: number;
   /** Events older than this many days are removed; null keeps them forever (section 13). */
@@ -72,7 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 1, 10_000_000),
     redisUrl,
     seedDemoProject: true,
-    emitQueryEvents: false,
+    observeStatements: false,
     idempotencyTtlHours: integer(env, 'IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
     eventRetentionDays: optional(env.EVENT_RETENTION_DAYS) === null ? null : integer(env, 'EVENT_RETENTION_DAYS', 0, 1, 100_000),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000),

@@ -5,7 +5,7 @@ import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transacti
 import { Client, Pool } from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { createHash } from 'node:crypto';
-import type { TransactionQuery } from './sql-transaction';
+import type { DriverQuery } from './sql';
 
 /** One connection's worth of raw SQL, used where a session matters (the migrator's advisory lock). */
 export interface SqlSession {
@@ -23,8 +23,10 @@ export interface DatabaseEngine {
   readonly kind: 'postgresql' | 'pglite';
   readonly adapter: SqlMigrationAwareDriverAdapterFactory;
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
+  /** One statement outside a transaction, on the driver (Sql says why). */
+  query: DriverQuery;
   /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
-  transaction<T>(work: (query: TransactionQuery) => Promise<T>): Promise<T>;
+  transaction<T>(work: (query: DriverQuery) => Promise<T>): Promise<T>;
   /**
    * Calls `onNotify` with the payload of every NOTIFY on `channel` once its transaction has
    * committed, from any process on the same database. `null` means notifications may have been
@@ -119,6 +121,10 @@ function openPostgres(connectionString: string): DatabaseEngine {
   return {
     kind: 'postgresql',
     adapter: releasingDeadTransactions(new PrismaPg(pool, { disposeExternalPool: false })),
+    async query(text, values) {
+      const answer = await pool.query(text, values);
+      return { rows: answer.rows, affectedRows: answer.rowCount ?? 0 };
+    },
     async transaction(work) {
       const client = await pool.connect();
       let broken: unknown;
@@ -177,6 +183,10 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
         exec: async (sql) => void (await db.exec(sql)),
       }),
     listen: async (channel, onNotify) => void (await db.listen(channel, onNotify)),
+    async query(text, values) {
+      const answer = await db.query(text, values);
+      return { rows: answer.rows, affectedRows: answer.affectedRows ?? 0 };
+    },
     // PGlite runs one transaction at a time; other statements wait for it.
     transaction: (work) =>
       db.transaction((tx) =>

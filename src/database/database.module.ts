@@ -34,7 +34,7 @@ export class DatabaseStart {
     {
       provide: PrismaService,
       inject: [DatabaseStart, APP_CONFIG],
-      useFactory: (start: DatabaseStart, config: AppConfig) => new PrismaService(start.engine, { emitQueryEvents: config.emitQueryEvents }),
+      useFactory: (start: DatabaseStart, config: AppConfig) => new PrismaService(start.engine, { observeStatements: config.observeStatements }),
     },
   ],
   exports: [PrismaService, DatabaseStart],

@@ -53,7 +53,7 @@ export class EventsService {
   /** One page of events and the retention mark, in one statement. */
   private async read(projectId: string, after: number, limit: number, types: string[] | undefined): Promise<FeedRow> {
     const ofTypes = types ? Prisma.sql`AND e.type IN (${Prisma.join(types)})` : Prisma.empty;
-    const [row] = await this.prisma.$queryRaw<FeedRow[]>`
+    const [row] = await this.prisma.sql.$queryRaw<FeedRow[]>`
       WITH page AS (
         SELECT e.* FROM events e
          WHERE e.project_id = ${projectId}::uuid AND e.sequence > ${after} ${ofTypes}

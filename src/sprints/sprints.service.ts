@@ -7,7 +7,7 @@ import { badRequest, conflict, notFound } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
 import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
-import type { SqlTransaction } from '../database/sql-transaction';
+import type { SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import { FINISHED_STATUSES } from '../tasks/task-fields';
 import type { CreateSprintDto, SprintDto, SprintListDto, SprintResponseDto, UpdateSprintDto } from './sprint.dto';
@@ -24,7 +24,7 @@ export class SprintsService {
   ) {}
 
   async list(caller: Caller): Promise<SprintListDto> {
-    const [row] = await this.prisma.$queryRaw<{ sprints: SprintDto[] }[]>`
+    const [row] = await this.prisma.sql.$queryRaw<{ sprints: SprintDto[] }[]>`
       SELECT COALESCE(json_agg(${SPRINT_JSON} ORDER BY s.created_at DESC, s.id DESC), '[]'::json) AS sprints
         FROM sprints s WHERE s.project_id = ${caller.projectId}::uuid`;
     return { sprints: row.sprints };
@@ -32,7 +32,7 @@ export class SprintsService {
 
   async get(caller: Caller, sprintId: string): Promise<SprintResponseDto> {
     const rows = isUuid(sprintId)
-      ? await this.prisma.$queryRaw<{ sprint: SprintDto }[]>`
+      ? await this.prisma.sql.$queryRaw<{ sprint: SprintDto }[]>`
           SELECT ${SPRINT_JSON} AS sprint FROM sprints s WHERE s.id = ${sprintId}::uuid AND s.project_id = ${caller.projectId}::uuid`
       : [];
     if (rows.length === 0) throw notFound('Sprint');

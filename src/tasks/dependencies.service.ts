@@ -3,7 +3,7 @@ import type { Caller } from '../auth/caller';
 import { badRequest, conflict, notFound } from '../common/errors/problem';
 import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
-import type { SqlTransaction } from '../database/sql-transaction';
+import type { SqlTransaction } from '../database/sql';
 import { ChangeLog } from '../changes/change-log.service';
 import { TaskReader } from './task-reader.service';
 import type { TaskDetailDto, TaskResponseDto } from './task.dto';

@@ -3,7 +3,7 @@ import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import type { JsonText } from '../common/http/json-text';
 import { PrismaService } from '../database/prisma.service';
-import type { SqlTransaction } from '../database/sql-transaction';
+import type { Sql } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import type { TaskDetailDto, TaskDto } from './task.dto';
 import type { TaskListFilter } from './task-list-filters';
@@ -93,7 +93,7 @@ export class TaskReader {
 
   /** The project's task list version (TaskListCache); 0 until its tasks first change. */
   private async version(projectId: string): Promise<string> {
-    const [row] = await this.prisma.$queryRaw<{ version: string }[]>`
+    const [row] = await this.prisma.sql.$queryRaw<{ version: string }[]>`
       SELECT COALESCE((SELECT v.version FROM task_list_versions v WHERE v.project_id = ${projectId}::uuid), 0)::text AS version`;
     return row.version;
   }
@@ -123,7 +123,7 @@ export class TaskReader {
     // `shown` holds one task more than the page, to know whether a next page exists.
     // PostgreSQL runs an uncorrelated subquery in a CASE branch only if that branch is
     // taken: the deltas are read, or the matches counted, only when the total must move.
-    const [row] = await this.prisma.$queryRaw<PageRow[]>`
+    const [row] = await this.prisma.sql.$queryRaw<PageRow[]>`
       WITH shown AS MATERIALIZED (
         SELECT t.*, ${sortColumn} AS sort_at, row_number() OVER (ORDER BY ${sortColumn} DESC, t.id DESC) AS position
           FROM (SELECT t.* FROM tasks t WHERE ${matches} ${keyset} ORDER BY ${sortColumn} DESC, t.id DESC LIMIT ${limit + 1}) t
@@ -154,7 +154,7 @@ export class TaskReader {
   }
 
   /** A live task of the project in full, or null. Pass the transaction to read inside it. */
-  async detail(projectId: string, taskId: string, db: PrismaService | SqlTransaction = this.prisma): Promise<TaskDetailDto | null> {
+  async detail(projectId: string, taskId: string, db: Sql = this.prisma.sql): Promise<TaskDetailDto | null> {
     const rows = await db.$queryRaw<{ task: TaskDetailDto }[]>`
       WITH shown AS (
         SELECT t.* FROM tasks t WHERE t.id = ${taskId}::uuid AND t.project_id = ${projectId}::uuid AND t.deleted_at IS NULL

@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { Problem } from '../common/errors/problem';
 import { isUuid } from '../common/ids';
-import type { SqlTransaction } from '../database/sql-transaction';
+import type { SqlTransaction } from '../database/sql';
 
 export interface TaskReferences {
   assigneeId?: string | null;

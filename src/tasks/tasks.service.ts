@@ -6,7 +6,7 @@ import { assertIfMatch } from '../common/http/entity-tag';
 import type { JsonText } from '../common/http/json-text';
 import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
-import type { SqlTransaction } from '../database/sql-transaction';
+import type { SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import { ChangeLog } from '../changes/change-log.service';
 import { changesBetween, definedOnly } from '../changes/change';

@@ -5,7 +5,7 @@ import type { JsonText } from '../common/http/json-text';
 import { isUuid } from '../common/ids';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { PrismaService } from '../database/prisma.service';
-import type { SqlTransaction } from '../database/sql-transaction';
+import type { SqlTransaction } from '../database/sql';
 import { ChangeLog } from '../changes/change-log.service';
 import { TRASH_FILTER } from '../tasks/task-list-filters';
 import { TaskReader } from '../tasks/task-reader.service';

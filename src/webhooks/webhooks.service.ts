@@ -9,7 +9,7 @@ import type { PageQueryDto } from '../common/pagination/page.dto';
 import { toPage } from '../common/pagination/page';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PrismaService } from '../database/prisma.service';
-import type { SqlTransaction } from '../database/sql-transaction';
+import type { SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import type {
   CreatedWebhookDto,

@@ -47,7 +47,7 @@ export async function startTestApp(
     rateLimitPerMinute: 1_000_000,
     redisUrl: null,
     seedDemoProject: false,
-    emitQueryEvents: true,
+    observeStatements: true,
     // Quiet by default; TEST_LOG_LEVEL=debug (or info, error...) shows the service's log lines.
     logLevel: (process.env.TEST_LOG_LEVEL as AppConfig['logLevel'] | undefined) ?? 'silent',
     ...overrides,
