@@ -49,13 +49,16 @@ describe('POST /api/v1/tasks/bulk', () => {
     expect(await countTitled(project.id, 'Too many')).toBe(0);
   });
 
-  it('fails the whole request on the first invalid item, naming it tasks[3].title, and creates nothing', async () => {
+  it('fails the whole request on the first invalid item, naming its fields (tasks[3].title), and creates nothing', async () => {
     const tasks = [...titled('Invalid batch', 3), { title: '' }, { title: 'x'.repeat(201) }];
     const res = await project.api.post('/api/v1/tasks/bulk', { tasks }).expect(400);
     expect(res.body.code).toBe('validation_failed');
-    expect(res.body.errors.map((error: { field: string }) => error.field)).toEqual(['tasks[3].title', 'tasks[4].title']);
+    expect(res.body.errors.map((error: { field: string }) => error.field)).toEqual(['tasks[3].title']);
     const unknown = await project.api.post('/api/v1/tasks/bulk', { tasks: [{ title: 'ok' }, { title: 'ok', colour: 'red' }] }).expect(400);
     expect(unknown.body).toMatchObject({ code: 'unknown_field', errors: [{ field: 'tasks[1].colour' }] });
+    // The first invalid item is the one answered, whatever the kinds of problem of later ones.
+    const first = await project.api.post('/api/v1/tasks/bulk', { tasks: [{ title: '' }, { title: 'ok', colour: 'red' }] }).expect(400);
+    expect(first.body).toMatchObject({ code: 'validation_failed', errors: [{ field: 'tasks[0].title' }] });
     expect((await project.api.post('/api/v1/tasks/bulk', { tasks: ['not an object'] }).expect(400)).body.errors[0].field).toMatch(/^tasks/);
     expect(await countTitled(project.id, 'Invalid batch')).toBe(0);
   });

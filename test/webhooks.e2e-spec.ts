@@ -1,7 +1,7 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { describeWebhookDeliveries } from '../src/webhooks/webhook-openapi';
-import { WEBHOOK_DISABLED_ERROR } from '../src/webhooks/webhook-worker.service';
+import { WEBHOOK_DISABLED_ERROR } from '../src/webhooks/pending-deliveries';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
 import { createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
 import { startTestApp, TestApp } from './support/test-app';

@@ -13,16 +13,18 @@ import { Change, CHANGES_CHANNEL, WEBHOOK_DELIVERIES_QUEUED } from './change';
  * one statement inside the change's own transaction, so that all of them commit with the
  * change or not at all. Services call `record` once per change, after its writes.
  *
- * Event numbers: the statement takes the project's next `sequence` numbers by updating its
+ * Event numbers: a first statement takes the project's next `sequence` numbers by updating its
  * `event_sequences` row, whose lock it then holds until the transaction ends. A concurrent
  * change of the same project waits there and numbers its events only after this one has
  * committed (or rolled back, returning its numbers): sequences are gap-free and in commit
- * order, so a feed reader that has seen N has seen everything up to N. Record is the last
- * statement of a change, which keeps that lock short.
+ * order, so a feed reader that has seen N has seen everything up to N. Record is the last work
+ * of a change, which keeps that lock short.
  *
- * The event's `data` is built by PostgreSQL from the rows as the change left them, with the
- * same JSON definitions as the API's answers (task-view.sql.ts, sprint-view.sql.ts). At
- * commit, NOTIFY wakes the feed's long polls and the webhook worker of every instance.
+ * Then one statement writes the rest. It starts after the numbers are taken, so it sees every
+ * change numbered before this one: the event's `data` is built by PostgreSQL from the rows as
+ * they are right after this change, in commit order (a blocker finished by the change before
+ * shows here), with the same JSON definitions as the API's answers (task-view.sql.ts,
+ * sprint-view.sql.ts). At commit, NOTIFY wakes the feed's long polls and the webhook workers.
  */
 @Injectable()
 export class ChangeLog {
@@ -53,6 +55,10 @@ export class ChangeLog {
     }));
     const count = rows.length;
     const at = change.at.toISOString();
+    const [{ before }] = await tx.$queryRaw<{ before: string }[]>`
+      INSERT INTO event_sequences AS s (project_id, last_sequence) VALUES (${change.projectId}::uuid, ${count})
+      ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + ${count}
+      RETURNING (s.last_sequence - ${count})::text AS before`;
     const [row] = await tx.$queryRaw<{ tasks: RecordedTasks }[]>`
       WITH input AS (
         SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
@@ -62,11 +68,6 @@ export class ChangeLog {
         INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
         SELECT ${change.projectId}::uuid, i.task_id, ${change.actor}, i.action, COALESCE(i.changes, '[]'::json), ${at}::timestamptz
           FROM input i WHERE i.task_id IS NOT NULL AND i.action <> 'purged'
-      ),
-      numbering AS (
-        INSERT INTO event_sequences AS s (project_id, last_sequence) VALUES (${change.projectId}::uuid, ${count})
-        ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + ${count}
-        RETURNING s.last_sequence - ${count} AS before
       ),
       shown AS (
         SELECT t.* FROM tasks t WHERE t.id IN (SELECT task_id FROM input) AND t.project_id = ${change.projectId}::uuid
@@ -81,14 +82,13 @@ export class ChangeLog {
       ),
       events AS (
         INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
-        SELECT ${change.projectId}::uuid, numbering.before + i.ord, kind || '.' || i.action, ${change.actor}, ${at}::timestamptz,
+        SELECT ${change.projectId}::uuid, ${before}::bigint + i.ord, kind || '.' || i.action, ${change.actor}, ${at}::timestamptz,
                CASE
                  WHEN i.action = 'updated' THEN json_build_object(kind, view, 'changes', i.changes)
                  WHEN i.blocked_by_id IS NOT NULL THEN json_build_object(kind, view, 'blockedById', i.blocked_by_id)
                  ELSE json_build_object(kind, view)
                END
           FROM input i
-         CROSS JOIN numbering
          CROSS JOIN LATERAL (SELECT CASE WHEN i.task_id IS NOT NULL THEN 'task' ELSE 'sprint' END AS kind) k
          -- A task or sprint destroyed by the change is shown as its id alone.
          CROSS JOIN LATERAL (

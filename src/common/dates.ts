@@ -33,3 +33,8 @@ export function calendarDateToDate(value: string): Date {
 export function formatCalendarDate(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
+
+/** SQL that writes a timestamptz `column` as the contract writes instants: UTC with milliseconds and Z. */
+export function isoTimestamp(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}

@@ -23,8 +23,6 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
     super({
       adapter: engine.adapter,
       log: options.observeStatements ? [{ emit: 'event', level: 'query' }] : [],
-      // PGlite runs one statement at a time: under load a transaction may wait its turn.
-      transactionOptions: { maxWait: 10_000, timeout: 15_000 },
     });
     const observed =
       (query: DriverQuery): DriverQuery =>

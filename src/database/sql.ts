@@ -32,6 +32,22 @@ export class Sql {
 export class SqlTransaction extends Sql {
   private readonly onCommit: (() => void)[] = [];
 
+  /**
+   * Takes the transaction-scoped advisory lock named `name`, waiting for it: the transactions
+   * that take it run that part one at a time, across instances. A statement sent after this one
+   * sees what the previous holder committed (a statement that waits sees only what its own
+   * start saw, so the lock is taken in a statement of its own).
+   */
+  async lock(name: string): Promise<void> {
+    await this.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${name}, 0))::text AS locked`;
+  }
+
+  /** The same lock without waiting: false when another transaction holds it. */
+  async tryLock(name: string): Promise<boolean> {
+    const [row] = await this.$queryRaw<{ locked: boolean }[]>`SELECT pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) AS locked`;
+    return row.locked;
+  }
+
   /** Runs `then` once the transaction has committed (never if it rolls back): counters of what it wrote, say. */
   afterCommit(then: () => void): void {
     this.onCommit.push(then);
@@ -40,6 +56,20 @@ export class SqlTransaction extends Sql {
   /** For PrismaService.write, after COMMIT. */
   committed(): void {
     for (const then of this.onCommit) then();
+  }
+}
+
+/**
+ * Runs `step` (a statement that removes at most `batch` rows, answering how many) until it
+ * removes fewer: housekeeping in batches, so that no statement holds many rows or runs long.
+ * Answers how many in all.
+ */
+export async function inBatches(batch: number, step: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const count = await step();
+    total += count;
+    if (count < batch) return total;
   }
 }
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PrismaService } from '../database/prisma.service';
+import { inBatches } from '../database/sql';
 
 /** How often old events are looked for, and how many one statement removes. */
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
@@ -37,23 +38,25 @@ export class EventRetention implements OnApplicationBootstrap, OnModuleDestroy {
     const days = this.config.eventRetentionDays;
     if (days === null) return 0;
     const cutoff = new Date(now.getTime() - days * 24 * 60 * 60 * 1000).toISOString();
-    let removed = 0;
-    for (;;) {
-      const [{ count }] = await this.prisma.$queryRaw<{ count: number }[]>`
-        WITH doomed AS (
-          SELECT id FROM events WHERE occurred_at < ${cutoff}::timestamptz ORDER BY occurred_at LIMIT ${PRUNE_BATCH}
-        ),
-        removed AS (
-          DELETE FROM events e USING doomed WHERE e.id = doomed.id RETURNING e.project_id, e.sequence
-        ),
-        marked AS (
-          UPDATE event_sequences s SET pruned_through = GREATEST(s.pruned_through, r.last)
-            FROM (SELECT project_id, max(sequence) AS last FROM removed GROUP BY project_id) r
-           WHERE s.project_id = r.project_id
-        )
-        SELECT count(*)::int AS count FROM removed`;
-      removed += count;
-      if (count < PRUNE_BATCH) return removed;
-    }
+    return inBatches(PRUNE_BATCH, () =>
+      this.prisma.write(async (tx) => {
+        // One instance at a time: the marks of several projects are taken in one statement.
+        if (!(await tx.tryLock('event-retention'))) return 0;
+        const [{ count }] = await tx.$queryRaw<{ count: number }[]>`
+          WITH doomed AS (
+            SELECT id FROM events WHERE occurred_at < ${cutoff}::timestamptz ORDER BY occurred_at LIMIT ${PRUNE_BATCH}
+          ),
+          removed AS (
+            DELETE FROM events e USING doomed WHERE e.id = doomed.id RETURNING e.project_id, e.sequence
+          ),
+          marked AS (
+            UPDATE event_sequences s SET pruned_through = GREATEST(s.pruned_through, r.last)
+              FROM (SELECT project_id, max(sequence) AS last FROM removed GROUP BY project_id) r
+             WHERE s.project_id = r.project_id
+          )
+          SELECT count(*)::int AS count FROM removed`;
+        return count;
+      }),
+    );
   }
 }

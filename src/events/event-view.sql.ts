@@ -1,5 +1,5 @@
 import { Prisma } from '../generated/prisma/client';
-import { isoTimestamp } from '../tasks/task-view.sql';
+import { isoTimestamp } from '../common/dates';
 
 /**
  * The JSON shape of an event, built by PostgreSQL from the event row `e`: the one definition

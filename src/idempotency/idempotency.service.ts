@@ -1,9 +1,11 @@
 import { HttpStatus, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { Response } from 'express';
 import { Problem } from '../common/errors/problem';
+import { answerBody } from '../common/http/entity-tag';
 import { JSON_CONTENT_TYPE } from '../common/http/json-text';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PrismaService } from '../database/prisma.service';
+import { inBatches } from '../database/sql';
 
 /** What a write answered, as it is stored and replayed. */
 interface StoredAnswer {
@@ -28,8 +30,8 @@ const SWEEP_BATCH = 1000;
  *
  * Two requests with one key never both run: in this process a key in flight is refused at
  * once (409 idempotency_in_progress); across instances, the transaction first takes an
- * advisory lock on the key without waiting (refused the same way), then looks again for an
- * answer that a twin may have stored meanwhile.
+ * advisory lock on the key without waiting (refused the same way), then, in a statement of its
+ * own, looks for an answer that a twin may have committed meanwhile.
  */
 @Injectable()
 export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -68,28 +70,30 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
     this.inFlight.add(slot);
     try {
       return await this.prisma.write(async (tx) => {
-        const [found] = await tx.$queryRaw<{ locked: boolean; stored: StoredAnswer | null }[]>`
-          SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${slot}`}, 0)) AS locked,
-                 (SELECT json_build_object('fingerprint', fingerprint, 'status', status, 'headers', headers, 'body', body)
-                    FROM idempotent_requests
-                   WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey} AND expires_at > now()) AS stored`;
-        if (!found.locked) throw inProgress();
-        if (found.stored) return replay(found.stored, fingerprint, response);
+        if (!(await tx.tryLock(`idempotency:${slot}`))) throw inProgress();
+        // Looked up after the lock, in a statement of its own: a twin that held it has committed its answer.
+        const [stored] = await tx.$queryRaw<StoredAnswer[]>`
+          SELECT fingerprint, status, headers, body FROM idempotent_requests
+           WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey} AND expires_at > now()`;
+        if (stored) return replay(stored, fingerprint, response);
 
         const result = await PrismaService.withinTransaction(tx, write);
-        const body = result === undefined ? '' : typeof result === 'string' ? result : JSON.stringify(result);
+        const body = result === undefined ? '' : answerBody(result);
         if (body !== '') response.setHeader('Content-Type', JSON_CONTENT_TYPE);
         if (response.statusCode >= 200 && response.statusCode < 300) {
           const headers = { location: header(response, 'Location'), etag: header(response, 'ETag') };
           const expiresAt = new Date(Date.now() + this.config.idempotencyTtlHours * 3_600_000).toISOString();
-          // An expired answer not yet swept away is replaced; a live one cannot be there (the lock).
-          await tx.$executeRaw`
-            INSERT INTO idempotent_requests (key_id, idempotency_key, fingerprint, status, headers, body, expires_at)
+          // An expired answer not yet swept away is replaced. A live one cannot be there (the lock
+          // and the look-up above); if it were, nothing is written and the change rolls back.
+          const stored = await tx.$executeRaw`
+            INSERT INTO idempotent_requests AS r (key_id, idempotency_key, fingerprint, status, headers, body, expires_at)
             VALUES (${keyId}::uuid, ${idempotencyKey}, ${fingerprint}, ${response.statusCode}, ${JSON.stringify(headers)}::json, ${body},
                     ${expiresAt}::timestamptz)
             ON CONFLICT (key_id, idempotency_key) DO UPDATE
               SET fingerprint = EXCLUDED.fingerprint, status = EXCLUDED.status, headers = EXCLUDED.headers, body = EXCLUDED.body,
-                  created_at = now(), expires_at = EXCLUDED.expires_at`;
+                  created_at = now(), expires_at = EXCLUDED.expires_at
+            WHERE r.expires_at <= now()`;
+          if (stored === 0) throw inProgress();
         }
         return body === '' ? undefined : body;
       });
@@ -100,14 +104,13 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
 
   /** Removes the answers kept longer than IDEMPOTENCY_TTL_HOURS, in batches; answers how many. */
   async removeExpired(): Promise<number> {
-    let removed = 0;
-    for (;;) {
-      const count = await this.prisma.$executeRaw`
+    return inBatches(
+      SWEEP_BATCH,
+      () =>
+        this.prisma.sql.$executeRaw`
         DELETE FROM idempotent_requests
-         WHERE (key_id, idempotency_key) IN (SELECT key_id, idempotency_key FROM idempotent_requests WHERE expires_at <= now() LIMIT ${SWEEP_BATCH})`;
-      removed += count;
-      if (count < SWEEP_BATCH) return removed;
-    }
+         WHERE (key_id, idempotency_key) IN (SELECT key_id, idempotency_key FROM idempotent_requests WHERE expires_at <= now() LIMIT ${SWEEP_BATCH})`,
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 import { Prisma } from '../generated/prisma/client';
-import { isoTimestamp } from '../tasks/task-view.sql';
+import { isoTimestamp } from '../common/dates';
 
 /**
  * The JSON shape of a sprint, built by PostgreSQL from the sprint row `s`: the one definition

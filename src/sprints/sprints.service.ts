@@ -58,11 +58,12 @@ export class SprintsService {
 
   /** Values equal to the current ones change nothing: no write, no event. */
   async update(caller: Caller, sprintId: string, dto: UpdateSprintDto, ifMatch?: string): Promise<SprintResponseDto> {
+    // A window the body alone makes wrong is a 400 before any 404; the resulting one is checked after the lock.
     if (dto.startDate !== undefined && dto.endDate !== undefined) assertWindow(dto.startDate, dto.endDate);
     const { projectId } = caller;
     const sprint = await this.prisma.write(async (tx) => {
       const current = await lockSprint(tx, projectId, sprintId);
-      await assertIfMatch(ifMatch, () => JSON.stringify({ sprint: current.view }));
+      await assertIfMatch(ifMatch, () => ({ sprint: current.view }));
       const requested: Partial<SprintFields> = definedOnly<SprintFields>({
         name: dto.name,
         goal: dto.goal,
@@ -90,7 +91,7 @@ export class SprintsService {
     const { projectId, actor } = caller;
     await this.prisma.write(async (tx) => {
       const current = await lockSprint(tx, projectId, sprintId);
-      await assertIfMatch(ifMatch, () => JSON.stringify({ sprint: current.view }));
+      await assertIfMatch(ifMatch, () => ({ sprint: current.view }));
       const moved = await moveTasks(tx, { projectId, from: sprintId, to: null, onlyOpen: false });
       await tx.$executeRaw`DELETE FROM sprints WHERE id = ${sprintId}::uuid`;
       await this.changes.record(tx, { projectId, actor, at: new Date(), records: [...moved, { sprint: sprintId, action: 'deleted' }] });

@@ -25,7 +25,7 @@ export class DependenciesService {
     if (blockedById === taskId) throw badRequest('validation_failed', 'a task cannot be blocked by itself', 'blockedById');
     const { projectId } = caller;
     const task = await this.prisma.write(async (tx) => {
-      await lockProjectDependencies(tx, projectId);
+      await tx.lock(`dependencies:${projectId}`);
       await assertLiveTasks(tx, projectId, [taskId, blockedById]);
       const [{ exists }] = await tx.$queryRaw<{ exists: boolean }[]>`
         SELECT EXISTS (SELECT 1 FROM task_dependencies WHERE task_id = ${taskId}::uuid AND blocked_by_id = ${blockedById}::uuid) AS exists`;
@@ -53,7 +53,7 @@ export class DependenciesService {
   async remove(caller: Caller, taskId: string, blockedById: string): Promise<void> {
     const { projectId } = caller;
     await this.prisma.write(async (tx) => {
-      await lockProjectDependencies(tx, projectId);
+      await tx.lock(`dependencies:${projectId}`);
       await assertLiveTasks(tx, projectId, [taskId, blockedById], 'Dependency');
       const now = new Date();
       const [{ removed }] = await tx.$queryRaw<{ removed: number }[]>`
@@ -72,10 +72,6 @@ export class DependenciesService {
       });
     });
   }
-}
-
-async function lockProjectDependencies(tx: SqlTransaction, projectId: string): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`dependencies:${projectId}`}, 0))`;
 }
 
 /** Both tasks live in the caller's project, locked against a concurrent trip to the trash. */

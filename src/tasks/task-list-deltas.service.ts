@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service';
+import { inBatches } from '../database/sql';
 
 /** Deltas are kept this long: a total remembered longer ago is counted again. */
 const KEEP_DELTAS_MS = 10 * 60 * 1000;
@@ -30,9 +31,11 @@ export class TaskListDeltas implements OnApplicationBootstrap, OnModuleDestroy {
   /** Removes the deltas older than `keepMs`, in batches; answers how many. */
   async prune(keepMs = KEEP_DELTAS_MS): Promise<number> {
     const before = new Date(Date.now() - keepMs).toISOString();
-    let removed = 0;
-    for (;;) {
-      const [{ count }] = await this.prisma.$queryRaw<{ count: number }[]>`
+    return inBatches(PRUNE_BATCH, () =>
+      this.prisma.write(async (tx) => {
+        // One instance at a time: the marks of several projects are taken in one statement.
+        if (!(await tx.tryLock('task-list-deltas'))) return 0;
+        const [{ count }] = await tx.$queryRaw<{ count: number }[]>`
         WITH removed AS (
           DELETE FROM task_list_deltas
            WHERE id IN (SELECT id FROM task_list_deltas WHERE created_at < ${before}::timestamptz ORDER BY id LIMIT ${PRUNE_BATCH})
@@ -44,8 +47,8 @@ export class TaskListDeltas implements OnApplicationBootstrap, OnModuleDestroy {
            WHERE v.project_id = r.project_id
         )
         SELECT count(*)::int AS count FROM removed`;
-      removed += count;
-      if (count < PRUNE_BATCH) return removed;
-    }
+        return count;
+      }),
+    );
   }
 }

@@ -8,7 +8,8 @@ import { Prisma } from '../generated/prisma/client';
 import type { TaskDetailDto, TaskDto } from './task.dto';
 import type { TaskListFilter } from './task-list-filters';
 import { RememberedTotal, TaskListCache } from './task-list-cache';
-import { isoTimestamp, TASK_VIEW_JOINS, taskJson } from './task-view.sql';
+import { isoTimestamp } from '../common/dates';
+import { TASK_VIEW_JOINS, taskJson } from './task-view.sql';
 
 /** The two lists of tasks: the task list, newest created first, and the trash, most recently deleted first. */
 export type TaskListOrder = 'created' | 'deleted';

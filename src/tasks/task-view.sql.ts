@@ -1,3 +1,4 @@
+import { isoTimestamp } from '../common/dates';
 import { Prisma } from '../generated/prisma/client';
 
 /**
@@ -52,8 +53,3 @@ const DEPENDENCIES = `json_build_object(
         SELECT json_agg(json_build_object('id', other.id, 'title', other.title, 'status', other.status) ORDER BY d.created_at, other.id)
           FROM task_dependencies d JOIN tasks other ON other.id = d.task_id
          WHERE d.blocked_by_id = t.id AND other.deleted_at IS NULL), '[]'::json))`;
-
-/** UTC with milliseconds and Z, as the contract writes timestamps. */
-export function isoTimestamp(column: string): string {
-  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-}

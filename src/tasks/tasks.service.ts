@@ -139,7 +139,7 @@ export class TasksService {
     const { projectId } = caller;
     const task = await this.prisma.write(async (tx) => {
       const current = await lockLiveTask(tx, projectId, taskId);
-      await assertIfMatch(ifMatch, async () => JSON.stringify({ task: await this.reader.detail(projectId, taskId, tx) }));
+      await assertIfMatch(ifMatch, async () => ({ task: await this.reader.detail(projectId, taskId, tx) }));
       const requested = definedOnly<TaskFields>({
         title: dto.title,
         description: dto.description,
@@ -177,7 +177,7 @@ export class TasksService {
     const { projectId } = caller;
     await this.prisma.write(async (tx) => {
       await lockLiveTask(tx, projectId, taskId);
-      await assertIfMatch(ifMatch, async () => JSON.stringify({ task: await this.reader.detail(projectId, taskId, tx) }));
+      await assertIfMatch(ifMatch, async () => ({ task: await this.reader.detail(projectId, taskId, tx) }));
       const now = new Date().toISOString();
       // The task first, then its live subtasks, which go with it.
       const trashed = await tx.$queryRaw<{ id: string }[]>`

@@ -1,5 +1,5 @@
 import { Prisma } from '../generated/prisma/client';
-import { isoTimestamp } from '../tasks/task-view.sql';
+import { isoTimestamp } from '../common/dates';
 
 /** A webhook as the API shows it (never its secret), built by PostgreSQL from the row `w`: the one definition. */
 export const WEBHOOK_JSON = Prisma.raw(`json_build_object(

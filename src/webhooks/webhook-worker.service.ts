@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PrismaService } from '../database/prisma.service';
+import { closePendingDeliveries, WEBHOOK_DISABLED_ERROR } from './pending-deliveries';
 import { EVENT_JSON } from '../events/event-view.sql';
 import { ChangeSignal } from '../events/change-signal.service';
 import { AttemptOutcome, AttemptReleased, WebhookSender } from './webhook-sender';
@@ -23,8 +24,6 @@ const RECORD_DELAY_MS = 20;
 const RETRY_AFTER_ERROR_MS = 2_000;
 /** A webhook whose every attempt has failed for this long is disabled (decisions.md section 14). */
 export const DISABLE_AFTER_FAILING_DAYS = 5;
-/** The `error` of the pending deliveries of a webhook that is disabled. */
-export const WEBHOOK_DISABLED_ERROR = 'not sent: the webhook was disabled';
 
 interface ClaimedDelivery {
   id: string;
@@ -319,10 +318,11 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy, B
                last_attempt_at = a."attemptedAt",
                response_status = a."responseStatus",
                error = a.error,
-               -- A redeliver during the attempt queued it again (or a disable closed it): that stands, unless this attempt succeeded.
-               status = CASE WHEN a.succeeded OR d.next_attempt_at = a.lease THEN a.status ELSE d.status END,
-               next_attempt_at = CASE WHEN a.succeeded OR d.next_attempt_at = a.lease THEN a."nextAttemptAt" ELSE d.next_attempt_at END,
-               final_attempt = CASE WHEN a.succeeded OR d.next_attempt_at = a.lease THEN false ELSE d.final_attempt END
+               -- A redeliver during the attempt queued a new one (or a disable closed it): that stands,
+               -- whatever this attempt's outcome (a redeliver queues an attempt whatever the state).
+               status = CASE WHEN d.next_attempt_at = a.lease THEN a.status ELSE d.status END,
+               next_attempt_at = CASE WHEN d.next_attempt_at = a.lease THEN a."nextAttemptAt" ELSE d.next_attempt_at END,
+               final_attempt = CASE WHEN d.next_attempt_at = a.lease THEN false ELSE d.final_attempt END
           FROM attempt a
          WHERE d.id = a.id
         RETURNING d.webhook_id, a.succeeded, a."attemptedAt" AS attempted_at
@@ -350,11 +350,7 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy, B
     if (disabled.length === 0) return;
     const ids = disabled.map((webhook) => webhook.id);
     this.logger.warn(`Disabled webhooks ${ids.join(', ')}: every attempt failed for ${DISABLE_AFTER_FAILING_DAYS} days`);
-    const closed = await this.prisma.webhookDelivery.updateMany({
-      where: { webhookId: { in: ids }, status: 'pending' },
-      data: { status: 'failed', nextAttemptAt: null, error: WEBHOOK_DISABLED_ERROR },
-    });
-    this.counts.deliveriesFailed += closed.count;
+    this.counts.deliveriesFailed += await closePendingDeliveries(this.prisma.sql, ids);
   }
 
   /** Attempts cut short by a shutdown: due again at once (for another instance, or this one after its restart); not counted as attempts. */

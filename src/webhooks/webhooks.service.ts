@@ -24,7 +24,7 @@ import type {
 } from './webhook.dto';
 import { checkWebhookUrl, WebhookUrlRefused } from './webhook-url-guard';
 import { DELIVERY_JSON, WEBHOOK_JSON } from './webhook-view.sql';
-import { WEBHOOK_DISABLED_ERROR } from './webhook-worker.service';
+import { closePendingDeliveries } from './pending-deliveries';
 
 /** Each webhook adds a delivery to every event it subscribes to: a project has at most this many. */
 export const MAX_WEBHOOKS_PER_PROJECT = 20;
@@ -69,10 +69,10 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
     const { projectId } = caller;
     const secret = `whsec_${randomBytes(32).toString('base64')}`;
     const webhook = await this.prisma.write(async (tx) => {
-      // Counted under a lock of the project's webhooks, so two creates at once cannot both pass the limit.
+      // Counted under a lock of the project's webhooks, after it, so two creates at once cannot both pass the limit.
+      await tx.lock(`webhooks:${projectId}`);
       const [{ count }] = await tx.$queryRaw<{ count: number }[]>`
-        SELECT pg_advisory_xact_lock(hashtext(${`webhooks:${projectId}`}))::text AS locked,
-               (SELECT count(*)::int FROM webhooks WHERE project_id = ${projectId}::uuid AND deleted_at IS NULL) AS count`;
+        SELECT count(*)::int AS count FROM webhooks WHERE project_id = ${projectId}::uuid AND deleted_at IS NULL`;
       if (count >= MAX_WEBHOOKS_PER_PROJECT) {
         throw conflict('conflict', `A project has at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one first`);
       }
@@ -96,16 +96,16 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
     if (dto.url !== undefined) await this.assertUrlAllowed(dto.url);
     const webhook = await this.prisma.write(async (tx) => {
       const current = await findWebhook(tx, caller.projectId, webhookId);
-      const enabling = dto.enabled === true && !current.view.enabled;
       // Deliveries before their webhook, in the order the worker's result statement locks them.
-      if (dto.enabled === false) await closePendingDeliveries(tx, current.view.id);
+      if (dto.enabled === false) await closePendingDeliveries(tx, [current.view.id]);
       const [row] = await tx.$queryRaw<{ webhook: WebhookDto }[]>`
         UPDATE webhooks w
            SET url = COALESCE(${dto.url ?? null}, w.url),
                events = COALESCE(${dto.events ? eventSet(dto.events) : null}::text[], w.events),
                description = CASE WHEN ${dto.description !== undefined} THEN ${dto.description ?? null} ELSE w.description END,
                enabled = COALESCE(${dto.enabled ?? null}::boolean, w.enabled),
-               failing_since = CASE WHEN ${enabling} THEN NULL ELSE w.failing_since END,
+               -- Enabling starts the failure clock afresh; decided on the row as it is now (the worker may have just disabled it).
+               failing_since = CASE WHEN ${dto.enabled === true} AND NOT w.enabled THEN NULL ELSE w.failing_since END,
                updated_at = ${new Date().toISOString()}::timestamptz
          WHERE w.id = ${current.view.id}::uuid
         RETURNING ${WEBHOOK_JSON} AS webhook`;
@@ -124,7 +124,7 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
     await this.prisma.write(async (tx) => {
       const webhook = await findWebhook(tx, caller.projectId, webhookId);
       // Deliveries before their webhook, in the order the worker's result statement locks them.
-      await closePendingDeliveries(tx, webhook.view.id);
+      await closePendingDeliveries(tx, [webhook.view.id]);
       await tx.$executeRaw`UPDATE webhooks SET enabled = false, deleted_at = ${new Date().toISOString()}::timestamptz WHERE id = ${webhook.view.id}::uuid`;
     });
     const timer = setTimeout(() => {
@@ -206,13 +206,6 @@ async function findWebhook(db: PrismaService | SqlTransaction, projectId: string
     : [];
   if (rows.length === 0) throw notFound('Webhook');
   return rows[0];
-}
-
-/** A webhook disabled or deleted delivers nothing more: its pending deliveries fail, and can be redelivered later. */
-async function closePendingDeliveries(tx: SqlTransaction, webhookId: string): Promise<void> {
-  await tx.$executeRaw`
-    UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, error = ${WEBHOOK_DISABLED_ERROR}
-     WHERE webhook_id = ${webhookId}::uuid AND status = 'pending'`;
 }
 
 /** `events` as stored and shown: `["*"]`, or the types in the order of EVENT_TYPES, each once. */

@@ -24,6 +24,9 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       response.end();
       return;
     }
+    // Headers of an answer that was being made when the failure came (a write whose commit
+    // failed had set its ETag and Location) describe nothing that exists.
+    for (const name of ['ETag', 'Location', 'Idempotent-Replayed']) response.removeHeader(name);
     if (problem.code === 'unauthenticated') response.setHeader('WWW-Authenticate', 'Bearer');
     for (const [name, value] of Object.entries(problem.headers)) response.setHeader(name, value);
     if (problem.code === 'database_unavailable') response.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));

@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
-import { entityTag, noneMatchIsCurrent } from './entity-tag';
+import { answerBody, entityTag, noneMatchIsCurrent } from './entity-tag';
 import { JSON_CONTENT_TYPE } from './json-text';
 
 /**
@@ -21,7 +21,7 @@ export class EntityTagInterceptor implements NestInterceptor {
     return next.handle().pipe(
       map((result: unknown) => {
         if (response.statusCode !== 200 || result === undefined) return result;
-        const body = typeof result === 'string' ? result : JSON.stringify(result);
+        const body = answerBody(result);
         const tag = entityTag(body);
         response.setHeader('ETag', tag);
         response.setHeader('Content-Type', JSON_CONTENT_TYPE);

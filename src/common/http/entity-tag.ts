@@ -12,6 +12,11 @@ export function entityTag(body: string): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 }
 
+/** The body bytes of an answer as the service sends it: JSON text as it is, anything else serialised. */
+export function answerBody(answer: unknown): string {
+  return typeof answer === 'string' ? answer : JSON.stringify(answer);
+}
+
 /**
  * `If-None-Match` against the current tag: true when the client's copy is current (304).
  * Weak comparison (RFC 9110 section 13.1.2): a W/ tag matches its strong twin; `*` matches
@@ -24,13 +29,13 @@ export function noneMatchIsCurrent(header: string | undefined, currentTag: strin
 
 /**
  * The `If-Match` precondition of a PATCH or DELETE, checked by the service after it has
- * locked the resource: 412 `precondition_failed`, with the current ETag, unless the header
+ * locked the resource, against `currentAnswer` (what the resource's GET would answer now): 412 `precondition_failed`, with the current ETag, unless the header
  * is `*` or names the current tag (strong comparison: a weak tag never matches). No header:
  * no precondition.
  */
-export async function assertIfMatch(header: string | undefined, currentBody: () => string | Promise<string>): Promise<void> {
+export async function assertIfMatch(header: string | undefined, currentAnswer: () => unknown): Promise<void> {
   if (header === undefined || header.trim() === '*') return;
-  const currentTag = entityTag(await currentBody());
+  const currentTag = entityTag(answerBody(await currentAnswer()));
   if (listedTags(header).includes(currentTag)) return;
   throw new Problem(
     HttpStatus.PRECONDITION_FAILED,

@@ -19,7 +19,7 @@ export function createValidationPipe(): ValidationPipe {
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => {
       const byKind = { unknown: [] as FieldError[], readOnly: [] as FieldError[], invalid: [] as FieldError[] };
-      for (const { field, constraint, message } of flatten(errors)) {
+      for (const { field, constraint, message } of firstInvalidItem([...flatten(errors)])) {
         if (constraint === 'whitelistValidation') byKind.unknown.push({ field, message: 'is not a field of this request' });
         else if (constraint === READ_ONLY_FIELD) byKind.readOnly.push({ field, message });
         else byKind.invalid.push({ field, message });
@@ -29,6 +29,19 @@ export function createValidationPipe(): ValidationPipe {
       return invalidFields('validation_failed', byKind.invalid);
     },
   });
+}
+
+/**
+ * In a body of items (`tasks[3].title`), the first item with a problem is the one answered
+ * (decisions.md section 16: the first invalid item fails the request, errors naming it); the
+ * problems of fields outside any item stay.
+ */
+function firstInvalidItem<T extends { field: string }>(problems: T[]): T[] {
+  const indexOf = (field: string) => /^[^.[]+\[(\d+)\]/.exec(field)?.[1];
+  const items = problems.map((problem) => indexOf(problem.field)).filter((index): index is string => index !== undefined);
+  if (items.length === 0) return problems;
+  const first = String(Math.min(...items.map(Number)));
+  return problems.filter((problem) => [undefined, first].includes(indexOf(problem.field)));
 }
 
 function* flatten(errors: ValidationError[], parent = ''): Generator<{ field: string; constraint: string; message: string }> {
