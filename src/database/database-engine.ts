@@ -73,6 +73,7 @@ const POOL_MAX = 10;
  * while PostgreSQL is unreachable requests fail fast instead of queueing for ever.
  */
 const POOL_CONNECTION_TIMEOUT_MS = 5_000;
+const SESSION_OPTIONS = '-c TimeZone=UTC -c idle_in_transaction_session_timeout=15s';
 
 export async function openDatabase(options: { databaseUrl: string | null; dataDir: string }): Promise<DatabaseEngine> {
   return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
@@ -80,15 +81,21 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
 
 function openPostgres(connectionString: string): DatabaseEngine {
   // keepAlive: a connection to a database host that vanished is noticed by TCP, not left hanging.
-  const pool = new Pool({ connectionString, max: POOL_MAX, connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS, keepAlive: true });
+  // Startup parameters of every session: adapter-pg sends instants as text without an offset,
+  // which PostgreSQL reads in the session's time zone, so every session runs in UTC, whatever
+  // the server's default; and a transaction left open by a bug must not hold its locks for
+  // ever, so the server ends it. (Startup parameters, not a SET on connect: that SET would
+  // race the first query the new connection is given.)
+  const pool = new Pool({
+    connectionString,
+    max: POOL_MAX,
+    connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
+    keepAlive: true,
+    options: SESSION_OPTIONS,
+  });
   // A dropped idle connection (the database restarted, an administrator terminated it) must
   // not crash the process: the pool discards it and opens a new one when next asked.
   pool.on('error', () => undefined);
-  // adapter-pg sends instants as text without an offset, which PostgreSQL reads in the
-  // session's time zone: every session runs in UTC, whatever the server's default. (pg runs
-  // it before anything else the new connection is given.)
-  // A transaction left open by a bug must not hold its locks for ever: the server ends it.
-  pool.on('connect', (client) => void client.query("SET TIME ZONE 'UTC'; SET idle_in_transaction_session_timeout = '15s'").catch(() => undefined));
   const listeners: Client[] = [];
   let closed = false;
   // LISTEN needs a connection of its own for as long as it listens: not one of the pool's,
