@@ -54,6 +54,11 @@ export class ChangeLog {
       blocked_by_id: 'blockedById' in record ? (record.blockedById ?? null) : null,
     }));
     const count = rows.length;
+    // The tasks and sprints to show, as arrays rather than a subquery on `input`: the planner
+    // takes json_to_recordset for 100 rows and would scan the whole project's tasks to match
+    // them (measured on PGlite: 4x the planning time, 6x the execution time of one create).
+    const taskIds = rows.flatMap((row) => (row.task_id ? [row.task_id] : []));
+    const sprintIds = rows.flatMap((row) => (row.sprint_id ? [row.sprint_id] : []));
     const at = change.at.toISOString();
     const [{ before }] = await tx.$queryRaw<{ before: string }[]>`
       INSERT INTO event_sequences AS s (project_id, last_sequence) VALUES (${change.projectId}::uuid, ${count})
@@ -70,7 +75,7 @@ export class ChangeLog {
           FROM input i WHERE i.task_id IS NOT NULL AND i.action <> 'purged'
       ),
       shown AS (
-        SELECT t.* FROM tasks t WHERE t.id IN (SELECT task_id FROM input) AND t.project_id = ${change.projectId}::uuid
+        SELECT t.* FROM tasks t WHERE t.id = ANY(${taskIds}::uuid[]) AND t.project_id = ${change.projectId}::uuid
       ),
       task_views AS (
         SELECT t.id, CASE WHEN t.deleted_at IS NULL THEN ${taskJson({ detail: true })} ELSE ${taskJson({ trash: true })} END AS view
@@ -78,7 +83,7 @@ export class ChangeLog {
       ),
       sprint_views AS (
         SELECT s.id, ${SPRINT_JSON} AS view
-          FROM sprints s WHERE s.id IN (SELECT sprint_id FROM input) AND s.project_id = ${change.projectId}::uuid
+          FROM sprints s WHERE s.id = ANY(${sprintIds}::uuid[]) AND s.project_id = ${change.projectId}::uuid
       ),
       events AS (
         INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
