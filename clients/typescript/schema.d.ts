@@ -938,13 +938,20 @@ export interface components {
        * @description The task right after the change, as GET /api/v1/tasks/{taskId} answers it; for
        *     task.deleted as GET /api/v1/trash lists it (with deletedAt); for task.purged `{id}` only.
        */
-      task?: {
-        [key: string]: unknown;
-      };
+      task?:
+        | components['schemas']['TaskDetailDto']
+        | components['schemas']['TrashedTaskDto']
+        | {
+            /** Format: uuid */
+            id: string;
+          };
       /** @description The sprint right after the change, as GET /api/v1/sprints/{sprintId} answers it; for sprint.deleted `{id}` only. */
-      sprint?: {
-        [key: string]: unknown;
-      };
+      sprint?:
+        | components['schemas']['SprintDto']
+        | {
+            /** Format: uuid */
+            id: string;
+          };
       /**
        * Format: uuid
        * @description task.dependency_added and task.dependency_removed: the other task, which blocks (or blocked) `task`.

@@ -1,9 +1,20 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { EVENT_TYPES } from '../changes/change';
 import { digitsToNumber, IsCommaSeparatedListOf } from '../common/validation/validators';
 import { FieldChangeDto } from '../history/history-entry.dto';
+import { SprintDto } from '../sprints/sprint.dto';
+import { TaskDetailDto } from '../tasks/task.dto';
+import { TrashedTaskDto } from '../trash/trash.dto';
+
+/** What is left of a destroyed task or sprint in its event: its id alone. */
+const ID_ONLY = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', format: 'uuid' } },
+  additionalProperties: false,
+};
 
 export class EventFeedQueryDto {
   /** Events after this sequence number; 0 (the default) reads from the first event. */
@@ -38,16 +49,17 @@ export class EventFeedQueryDto {
 }
 
 /** What an event carries, by type (decisions.md section 13). */
+@ApiExtraModels(TaskDetailDto, TrashedTaskDto, SprintDto)
 export class EventDataDto {
   /**
    * The task right after the change, as GET /api/v1/tasks/{taskId} answers it; for
    * task.deleted as GET /api/v1/trash lists it (with deletedAt); for task.purged `{id}` only.
    */
-  @ApiProperty({ required: false, type: Object, additionalProperties: true })
-  task?: Record<string, unknown>;
+  @ApiProperty({ required: false, anyOf: [{ $ref: getSchemaPath(TaskDetailDto) }, { $ref: getSchemaPath(TrashedTaskDto) }, ID_ONLY] })
+  task?: TaskDetailDto | TrashedTaskDto | { id: string };
   /** The sprint right after the change, as GET /api/v1/sprints/{sprintId} answers it; for sprint.deleted `{id}` only. */
-  @ApiProperty({ required: false, type: Object, additionalProperties: true })
-  sprint?: Record<string, unknown>;
+  @ApiProperty({ required: false, anyOf: [{ $ref: getSchemaPath(SprintDto) }, ID_ONLY] })
+  sprint?: SprintDto | { id: string };
   /** task.updated and sprint.updated: each field's before and after, as in history. */
   changes?: FieldChangeDto[];
   /** task.dependency_added and task.dependency_removed: the other task, which blocks (or blocked) `task`. */
