@@ -73,6 +73,20 @@ describe('Idempotency-Key', () => {
     expect(await countTasks(own.id, 'Raced')).toBe(1);
   });
 
+  it('answers simultaneous retries of a finished request all with the replay, never 409', async () => {
+    const own = await createProject(t, 'Idempotency retries');
+    const first = await own.api.post('/api/v1/tasks', { title: 'Retried' }).set('Idempotency-Key', 'retried').expect(201);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => own.api.post('/api/v1/tasks', { title: 'Retried' }).set('Idempotency-Key', 'retried')),
+    );
+    for (const res of answers) {
+      expect(res.status).toBe(201);
+      expect(res.headers['idempotent-replayed']).toBe('true');
+      expect(res.text).toBe(first.text);
+    }
+    expect(await countTasks(own.id, 'Retried')).toBe(1);
+  });
+
   it('answers 422 idempotency_key_reused for the same key with another body, path or method', async () => {
     await project.api.post('/api/v1/tasks', { title: 'Original' }).set('Idempotency-Key', 'reused').expect(201);
     for (const res of [

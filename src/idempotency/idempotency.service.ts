@@ -5,7 +5,7 @@ import { answerBody } from '../common/http/entity-tag';
 import { JSON_CONTENT_TYPE } from '../common/http/json-text';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PrismaService } from '../database/prisma.service';
-import { inBatches } from '../database/sql';
+import { inBatches, Sql } from '../database/sql';
 
 /** What a write answered, as it is stored and replayed. */
 interface StoredAnswer {
@@ -31,7 +31,10 @@ const SWEEP_BATCH = 1000;
  * Two requests with one key never both run: in this process a key in flight is refused at
  * once (409 idempotency_in_progress); across instances, the transaction first takes an
  * advisory lock on the key without waiting (refused the same way), then, in a statement of its
- * own, looks for an answer that a twin may have committed meanwhile.
+ * own, looks for an answer that a twin may have committed meanwhile. A key found busy that
+ * already has a stored answer is busy with a replay: that answer is replayed here too, so
+ * simultaneous retries of a finished request all get it, and only a twin of a request still
+ * running gets 409.
  */
 @Injectable()
 export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -66,15 +69,21 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
     write: () => Promise<unknown>,
   ): Promise<string | undefined> {
     const slot = `${keyId}:${idempotencyKey}`;
-    if (this.inFlight.has(slot)) throw inProgress();
+    const lookUp = (sql: Sql) => sql.$queryRaw<StoredAnswer[]>`
+      SELECT fingerprint, status, headers, body FROM idempotent_requests
+       WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey} AND expires_at > now()`;
+    const replayOrRefuse = async (sql: Sql) => {
+      const [stored] = await lookUp(sql);
+      if (stored) return replay(stored, fingerprint, response);
+      throw inProgress();
+    };
+    if (this.inFlight.has(slot)) return replayOrRefuse(this.prisma.sql);
     this.inFlight.add(slot);
     try {
       return await this.prisma.write(async (tx) => {
-        if (!(await tx.tryLock(`idempotency:${slot}`))) throw inProgress();
+        if (!(await tx.tryLock(`idempotency:${slot}`))) return replayOrRefuse(tx);
         // Looked up after the lock, in a statement of its own: a twin that held it has committed its answer.
-        const [stored] = await tx.$queryRaw<StoredAnswer[]>`
-          SELECT fingerprint, status, headers, body FROM idempotent_requests
-           WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey} AND expires_at > now()`;
+        const [stored] = await lookUp(tx);
         if (stored) return replay(stored, fingerprint, response);
 
         const result = await PrismaService.withinTransaction(tx, write);
