@@ -72,9 +72,11 @@ async function main() {
  * queued straight into the tables; then the service is started (`start`) and its worker
  * drains the backlog to `receiver`. Deliveries still pending from before are sent too and
  * counted. Answers the rate ((received - 1) / (time of the last - time of the first)), and
- * problems: deliveries missing, sent twice, or not `succeeded` at the first attempt.
+ * problems: deliveries missing, sent twice, or not `succeeded` at the first attempt. With
+ * `cpu` (pid => a cpu.js meter), also the CPU per delivery, process + database, from when the
+ * service was ready (its start-up left out, and with it the deliveries sent before).
  */
-async function measureDelivery({ run, start, projectId, webhookId, receiver, events, log = () => undefined }) {
+async function measureDelivery({ run, start, cpu, projectId, webhookId, receiver, events, log = () => undefined }) {
   const [{ pending }] = await run(`SELECT count(*)::int AS pending FROM webhook_deliveries WHERE webhook_id = '${webhookId}' AND status = 'pending'`);
   await run(queueBacklog(projectId, webhookId, events));
   const expected = events + pending;
@@ -82,11 +84,22 @@ async function measureDelivery({ run, start, projectId, webhookId, receiver, eve
   receiver.reset();
   const service = await start();
   const deadline = Date.now() + 5 * 60_000;
+  let cpuMsPerDelivery = null;
+  let meter = null;
   try {
+    meter = cpu ? await cpu(service.pid) : null;
+    const mark = await meter?.start();
+    const before = receiver.times.length;
     while (receiver.times.length < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    if (meter) {
+      const used = await meter.since(mark);
+      const delivered = receiver.times.length - before;
+      if (used.serverMs !== null && delivered > 0) cpuMsPerDelivery = (used.serverMs + (used.dbMs ?? 0)) / delivered;
+    }
     // A little longer: a duplicate would arrive now.
     await new Promise((resolve) => setTimeout(resolve, 200));
   } finally {
+    await meter?.close();
     await service.stop();
   }
   const received = receiver.times.length;
@@ -108,6 +121,7 @@ async function measureDelivery({ run, start, projectId, webhookId, receiver, eve
     duplicates: received - receiver.ids.size,
     seconds,
     rate: (received - 1) / seconds,
+    cpuMsPerDelivery,
     succeeded,
     other,
     problems,
