@@ -225,11 +225,12 @@ function render(run) {
     const s = r.service[key];
     const f = r.floor[key];
     if (!s) continue;
+    const connections = s.connections === settings.connections ? '' : `, ${s.connections} connections`;
     const name = PAIRS.has(key)
       ? `${r.names[key]} (${num(s.iterationsPerSecond, 0)} pairs/s)`
       : s.itemsPerSecond !== undefined
-        ? `${r.names[key]} (${int(s.itemsPerSecond)} tasks/s)`
-        : r.names[key];
+        ? `${r.names[key]} (${int(s.itemsPerSecond)} tasks/s${connections})`
+        : `${r.names[key]}${connections ? ` (${connections.slice(2)})` : ''}`;
     rows.push([
       name,
       int(s.rps),

@@ -167,10 +167,12 @@ async function prepareRow(server, scenario) {
 }
 
 async function measureRow(server, meter, scenario, args, results, key) {
-  log(`${server.name}: ${scenario.name}`);
-  const warmup = await throughput(server.url, scenario, { connections: args.connections, duration: args.warmup });
+  // A row may set its own number of connections (bulk create: an importer is not 32 of them).
+  const connections = scenario.connections ?? args.connections;
+  log(`${server.name}: ${scenario.name}${connections === args.connections ? '' : `, ${connections} connections`}`);
+  const warmup = await throughput(server.url, scenario, { connections, duration: args.warmup });
   const mark = await meter.start();
-  const result = await throughput(server.url, scenario, { connections: args.connections, duration: args.duration });
+  const result = await throughput(server.url, scenario, { connections, duration: args.duration });
   result.warmupOk = warmup.ok;
   const cpu = await meter.since(mark);
   result.serverCpuMs = cpu.serverMs === null ? null : cpu.serverMs / result.requests;
