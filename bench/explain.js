@@ -16,7 +16,7 @@ const DIST = path.resolve(__dirname, '../dist');
 const distModule = (file) => require(path.join(DIST, file));
 
 /**
- * Runs `call` with a stand-in for Prisma and returns the one raw statement it sent. The
+ * Runs `call` with a stand-in for Prisma and returns the last raw statement it sent. The
  * stand-in answers `answer` (a list page by default: what TaskReader.list reads back).
  */
 async function captureServiceSql(call, answer = { tasks: '[]', total: 0, version: '0', next_at: null, next_id: null }) {
@@ -28,6 +28,8 @@ async function captureServiceSql(call, answer = { tasks: '[]', total: 0, version
       return Promise.resolve([answer]);
     },
   };
+  // The hot reads go through PrismaService.sql (the driver), the rest through Prisma itself.
+  recorder.sql = recorder;
   await call(recorder);
   if (!captured) throw new Error('the service sent no raw statement');
   return { text: captured.text, values: captured.values.map((value) => (value instanceof Date ? value.toISOString() : value)) };
@@ -53,14 +55,14 @@ async function listQueryDto(raw) {
  * - `repeated`: a page answered before, nothing changed since: only the version is read.
  */
 async function serviceListSql(session, projectId, raw, codec) {
-  const { taskListConditions } = distModule('tasks/task-list-filters.js');
+  const { taskListFilter } = distModule('tasks/task-list-filters.js');
   const { TaskReader } = distModule('tasks/task-reader.service.js');
   const { TaskListCache } = distModule('tasks/task-list-cache.js');
   const query = await listQueryDto(raw);
   const [row] = await session.query('SELECT version::text AS version FROM task_list_versions WHERE project_id = $1', [projectId]);
   const answer = { tasks: '[]', total: 0, version: row ? row.version : '0', next_at: null, next_id: null };
   const read = (cache, pageQuery) => (prisma) =>
-    new TaskReader(prisma, codec, cache).list(projectId, taskListConditions(pageQuery), 'created', pageQuery);
+    new TaskReader(prisma, codec, cache).list(projectId, taskListFilter(pageQuery), 'created', pageQuery);
 
   const counted = await captureServiceSql(read(new TaskListCache(), query), answer);
   const cache = new TaskListCache();

@@ -36,11 +36,23 @@ async function ids(session, sql, params) {
   return (await session.query(sql, params)).map((row) => row.id);
 }
 
+/** What a create in `project` refers to: its members, its labels, its active sprint. */
+async function createReferences(session, project) {
+  const members = await ids(session, `SELECT id::text AS id FROM memberships WHERE project_id = $1::uuid ORDER BY created_at`, [project.id]);
+  const labels = await ids(session, `SELECT id::text AS id FROM labels WHERE project_id = $1::uuid ORDER BY name`, [project.id]);
+  const [{ id: sprint }] = await session.query(`SELECT id::text AS id FROM sprints WHERE project_id = $1::uuid AND name = $2`, [
+    project.id,
+    `Sprint ${ACTIVE_SPRINT}`,
+  ]);
+  return { projectId: project.id, members, labels, sprint };
+}
+
 /**
  * big: the 100k project (lists, detail, patch, delete+restore); writer: a small project,
- * where `create` adds its tasks so that the big project's lists keep their size.
+ * where `create` adds its tasks so that the big project's lists keep their size; hooked:
+ * another small project, with a webhook (made by run.js), for the create with a webhook.
  */
-async function readFixtures(session, { big, writer, pageSize = 50, deepPage }) {
+async function readFixtures(session, { big, writer, hooked, pageSize = 50, deepPage }) {
   const [{ value: cursorKey }] = await session.query(`SELECT value FROM service_settings WHERE name = 'cursor_signing_key'`);
   const codec = cursorCodec(cursorKey);
   const [{ id: assigneeId }] = await session.query(
@@ -71,12 +83,8 @@ async function readFixtures(session, { big, writer, pageSize = 50, deepPage }) {
       ORDER BY id DESC LIMIT 2000`,
     [big.id],
   );
-  const writerMembers = await ids(session, `SELECT id::text AS id FROM memberships WHERE project_id = $1::uuid ORDER BY created_at`, [writer.id]);
-  const writerLabels = await ids(session, `SELECT id::text AS id FROM labels WHERE project_id = $1::uuid ORDER BY name`, [writer.id]);
-  const [{ id: writerSprint }] = await session.query(`SELECT id::text AS id FROM sprints WHERE project_id = $1::uuid AND name = $2`, [
-    writer.id,
-    `Sprint ${ACTIVE_SPRINT}`,
-  ]);
+  const writerRefs = await createReferences(session, writer);
+  const hookedRefs = hooked ? await createReferences(session, hooked) : null;
   return {
     assigneeId,
     searchWord: SEARCH_WORD,
@@ -86,9 +94,8 @@ async function readFixtures(session, { big, writer, pageSize = 50, deepPage }) {
     withDependencies,
     patchable,
     trashable,
-    writerMembers,
-    writerLabels,
-    writerSprint,
+    writer: writerRefs,
+    hooked: hookedRefs,
   };
 }
 

@@ -21,10 +21,11 @@
 // It also answers the write rows (POST /api/v1/tasks, PATCH /api/v1/tasks/{id}, DELETE
 // /api/v1/tasks/{id}, POST /api/v1/trash/{id}/restore) with the same database work as the
 // service's writes, one transaction each: the key, the references of the body (one
-// statement), the task and its labels (one), and the change recorded with its history entry,
-// its event (numbered on the project's event_sequences row) and its webhook deliveries, read
-// back as the API's JSON (one statement, as src/changes/change-log.service.ts does), then
-// COMMIT. No validation beyond what the bench sends, no idempotency, no framework.
+// statement), the task and its labels (one), and the change recorded: its event numbers taken
+// on the project's event_sequences row (one), then its history entry, its event and its
+// webhook deliveries, read back as the API's JSON (one; see RECORD_STATEMENT for how close to
+// src/changes/change-log.service.ts), then COMMIT. No validation beyond what the bench sends,
+// no idempotency, no framework.
 //
 // Run as its own process (like the service), so that it never shares an event loop with
 // the load generator: node bench/floor.js, with PORT and DATABASE_URL or DATA_DIR.
@@ -107,35 +108,53 @@ const taskView = (trash) => `json_build_object(
     'completedAt', ${iso('t.completed_at')}, 'createdAt', ${iso('t.created_at')}, 'updatedAt', ${iso('t.updated_at')},${trash ? ` 'deletedAt', ${iso('t.deleted_at')},` : ''}
     'blocked', ${BLOCKED}${trash ? '' : `, 'dependencies', json_build_object('blockedBy', ${REFS('task_id', 'blocked_by_id')}, 'blocks', ${REFS('blocked_by_id', 'task_id')})`})`;
 
+// The change, in two statements as src/changes/change-log.service.ts records it (the working
+// copy of 2026-11-23, which the service in dist/ may not have yet: before it, the numbering was a
+// CTE of the one statement). First the event numbers, taken on the project's event_sequences
+// row, whose lock then orders the project's changes until COMMIT. Then, in a statement that
+// starts after the numbers are taken, the history entries, the events (built from the rows as
+// the change left them), the webhook deliveries and NOTIFY, and the tasks read back.
+//
+// What differs from the service's statement: the task view is the floor's own SQL (the same
+// JSON, key for key, but written here, not taken from src/tasks/task-view.sql.ts); only task
+// records (no sprints, no dependency records, no purge), so no sprint views and no per-action
+// CASEs the bench never reaches; the event's data is built from the view by one CASE instead
+// of the service's LATERAL joins; NOTIFY always names the project and adds ':webhooks' when
+// deliveries were queued, as the service does.
+
+/** The next event numbers: $1 project, $2 how many. Answers the last number before them. */
+const NUMBER_STATEMENT = `
+INSERT INTO event_sequences AS s (project_id, last_sequence) VALUES ($1::uuid, $2::int)
+ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + $2::int
+RETURNING (s.last_sequence - $2::int)::text AS before`;
+
 /**
- * The change: history entries, events numbered on the project's row, webhook deliveries and
- * NOTIFY, and the tasks as the change left them. $1 project, $2 actor, $3 time, $4 the
- * records as JSON [{ord, task_id, action, changes}].
+ * The rest of the change: history entries, events, webhook deliveries and NOTIFY, and the
+ * tasks as the change left them. $1 project, $2 actor, $3 time, $4 the records as JSON
+ * [{ord, task_id, action, changes}], $5 the last event number before them.
  */
 const RECORD_STATEMENT = `
 WITH input AS (SELECT * FROM json_to_recordset($4::json) AS r(ord int, task_id uuid, action text, changes json)),
 history AS (
   INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
   SELECT $1::uuid, i.task_id, $2, i.action, COALESCE(i.changes, '[]'::json), $3::timestamptz FROM input i),
-numbering AS (
-  INSERT INTO event_sequences AS s (project_id, last_sequence) VALUES ($1::uuid, (SELECT count(*) FROM input))
-  ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + (SELECT count(*) FROM input)
-  RETURNING s.last_sequence - (SELECT count(*) FROM input) AS before),
 views AS (
   SELECT t.id, CASE WHEN t.deleted_at IS NULL THEN ${taskView(false)} ELSE ${taskView(true)} END AS view
     FROM tasks t LEFT JOIN memberships a ON a.id = t.assignee_id LEFT JOIN sprints s ON s.id = t.sprint_id
    WHERE t.id IN (SELECT task_id FROM input) AND t.project_id = $1::uuid),
 events AS (
   INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
-  SELECT $1::uuid, numbering.before + i.ord, 'task.' || i.action, $2, $3::timestamptz,
+  SELECT $1::uuid, $5::bigint + i.ord, 'task.' || i.action, $2, $3::timestamptz,
          CASE WHEN i.action = 'updated' THEN json_build_object('task', v.view, 'changes', i.changes) ELSE json_build_object('task', v.view) END
-    FROM input i CROSS JOIN numbering JOIN views v ON v.id = i.task_id
+    FROM input i JOIN views v ON v.id = i.task_id
   RETURNING id, type),
 deliveries AS (
   INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at)
   SELECT $1::uuid, w.id, e.id, $3::timestamptz, $3::timestamptz
-    FROM events e JOIN webhooks w ON w.project_id = $1::uuid AND w.enabled AND (e.type = ANY(w.events) OR '*' = ANY(w.events)))
-SELECT pg_notify('project_changes', $1::uuid::text), (SELECT json_object_agg(id, view) FROM views) AS tasks`;
+    FROM events e JOIN webhooks w ON w.project_id = $1::uuid AND w.enabled AND (e.type = ANY(w.events) OR '*' = ANY(w.events))
+  RETURNING 1)
+SELECT pg_notify('project_changes', $1::uuid::text || CASE WHEN EXISTS (SELECT FROM deliveries) THEN ':webhooks' ELSE '' END)::text AS notified,
+       (SELECT COALESCE(json_object_agg(id, view), '{}'::json) FROM views) AS tasks`;
 
 const REFERENCES_STATEMENT = `
 SELECT EXISTS (SELECT 1 FROM memberships WHERE id = $2::uuid AND project_id = $1::uuid) AS assignee,
@@ -156,12 +175,14 @@ const LOCK_STATEMENT = `SELECT title, priority::text FROM tasks WHERE id = $1::u
 async function write(db, req, url, key, body) {
   const actor = `${key.name} (API)`;
   const now = new Date().toISOString();
-  const record = (tx, records) =>
-    tx.query({
+  const record = async (tx, records) => {
+    const [{ before }] = await tx.query({ name: 'floor_number', text: NUMBER_STATEMENT, values: [key.project_id, records.length] });
+    return tx.query({
       name: 'floor_record',
       text: RECORD_STATEMENT,
-      values: [key.project_id, actor, now, JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r })))],
+      values: [key.project_id, actor, now, JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r }))), before],
     });
+  };
   const task = /^\/api\/v1\/tasks\/([0-9a-f-]{36})$/.exec(url.pathname);
   const restore = /^\/api\/v1\/trash\/([0-9a-f-]{36})\/restore$/.exec(url.pathname);
   if (req.method === 'POST' && url.pathname === '/api/v1/tasks') {

@@ -14,16 +14,23 @@
 // second rather than a steady 200/s; and it corrects latencies with an expected interval
 // of ceil(1/rate) = 1 ms, which is meaningless here.
 //
-// A scenario is { name, headers, steps: [(ctx) => ({method, path, body})], done?(ctx, ok) }:
-// one iteration runs its steps in order on one connection (delete then restore).
+// A scenario is { name, headers, ok?, steps: [(ctx) => ({method, path, body, headers?})], done?(ctx, ok) }:
+// one iteration runs its steps in order on one connection (delete then restore). A step's own
+// headers (Idempotency-Key, If-None-Match) are added to the scenario's. `ok` lists the statuses
+// that count as success (e.g. [304] for a conditional GET); without it, any 2xx.
 
 const autocannon = require('autocannon');
 const http = require('node:http');
 const { performance } = require('node:perf_hooks');
 
+/** Whether `status` (a number, or an error code when no answer came) is a success for `scenario`. */
+function succeeded(scenario, status) {
+  return scenario.ok ? scenario.ok.includes(status) : status >= 200 && status < 300;
+}
+
 function buildRequest(scenario, step) {
   const { method, path, body } = step;
-  const headers = { ...scenario.headers };
+  const headers = { ...scenario.headers, ...step.headers };
   let payload;
   if (body !== undefined) {
     payload = JSON.stringify(body);
@@ -35,28 +42,38 @@ function buildRequest(scenario, step) {
 /** Closed-loop saturation with autocannon. */
 async function throughput(baseUrl, scenario, { connections, duration }) {
   const failures = new Map();
+  let ok = 0;
+  let failed = 0;
   const requests = scenario.steps.map((step, index) => ({
     setupRequest: (req, context) => ({ ...req, ...buildRequest(scenario, step(context)) }),
     onResponse: (status, body, context) => {
-      const ok = status >= 200 && status < 300;
-      if (!ok) failures.set(status, (failures.get(status) ?? 0) + 1);
-      if (!ok || index === scenario.steps.length - 1) scenario.done?.(context, ok, index);
+      const success = succeeded(scenario, status);
+      if (success) ok++;
+      else {
+        failed++;
+        failures.set(status, (failures.get(status) ?? 0) + 1);
+      }
+      if (!success || index === scenario.steps.length - 1) scenario.done?.(context, success, index);
     },
   }));
   const result = await autocannon({ url: baseUrl, connections, duration, requests, timeout: 30 });
-  const ok = result['2xx'];
   return {
     mode: 'throughput',
     connections,
     duration: result.duration,
     requests: result.requests.total,
+    ok,
     rps: ok / result.duration,
     iterationsPerSecond: ok / scenario.steps.length / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
     max: result.latency.max,
-    errors: result.non2xx + result.errors + result.timeouts,
-    failures: Object.fromEntries(failures),
+    // autocannon's `errors` counts connection errors, timeouts included.
+    errors: failed + result.errors,
+    failures: Object.fromEntries([
+      ...failures,
+      ...(result.errors ? [[`connection errors (${result.timeouts} of them timeouts)`, result.errors]] : []),
+    ]),
   };
 }
 
@@ -93,6 +110,8 @@ const MAX_IN_FLIGHT = 64;
  */
 async function fixedRate(baseUrl, scenario, { rate, duration }) {
   const latencies = [];
+  // Per step, from when that request was sent (the list of patch + list: right after the patch answered).
+  const stepLatencies = scenario.steps.map(() => []);
   const failures = new Map();
   const fail = (why) => failures.set(why, (failures.get(why) ?? 0) + 1);
   const interval = 1000 / rate;
@@ -105,9 +124,11 @@ async function fixedRate(baseUrl, scenario, { rate, duration }) {
   async function iteration(due) {
     const context = {};
     for (let index = 0; index < scenario.steps.length; index++) {
+      const sent = performance.now();
       const status = await send(baseUrl, buildRequest(scenario, scenario.steps[index](context)), agent);
       if (closed) return;
-      if (!(status >= 200 && status < 300)) {
+      stepLatencies[index].push(performance.now() - sent);
+      if (!succeeded(scenario, status)) {
         fail(status);
         scenario.done?.(context, false, index);
         return;
@@ -144,17 +165,22 @@ async function fixedRate(baseUrl, scenario, { rate, duration }) {
   clearTimeout(timer);
   agent.destroy();
   const elapsed = (now - start) / 1000;
-  latencies.sort((a, b) => a - b);
-  const pct = (p) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)] : NaN);
+  const pct = (values, p) => (values.length ? values[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)] : NaN);
+  const stats = (values) => {
+    values.sort((a, b) => a - b);
+    return { p50: pct(values, 50), p99: pct(values, 99), max: values[values.length - 1] };
+  };
+  const iterations = stats(latencies);
   return {
     mode: 'fixed',
     rate,
     duration: elapsed,
     requests: total * scenario.steps.length,
     achieved: answered / elapsed,
-    p50: pct(50),
-    p99: pct(99),
-    max: latencies[latencies.length - 1],
+    // Per iteration (a pair for two-step rows), from when it was due.
+    ...iterations,
+    // Per step, from when its request was sent.
+    steps: stepLatencies.map(stats),
     errors: total - answered,
     failures: Object.fromEntries(failures),
   };
@@ -175,7 +201,7 @@ function fetchJson(baseUrl, scenario, step) {
         } catch {
           body = text;
         }
-        resolve({ status: res.statusCode, text, body });
+        resolve({ status: res.statusCode, headers: res.headers, text, body });
       });
     });
     req.on('error', reject);
@@ -183,4 +209,4 @@ function fetchJson(baseUrl, scenario, step) {
   });
 }
 
-module.exports = { throughput, fixedRate, fetchJson };
+module.exports = { throughput, fixedRate, fetchJson, succeeded };

@@ -7,8 +7,10 @@
 // 3. EXPLAIN ANALYZE of the list statements, the service's and the floor's (explain.js).
 // 4. The floor (floor.js) in its own process: the list rows, then it stops.
 // 5. The service (node dist/main.js) in its own process: every row, then it stops.
-// 6. The report (report.js) on stdout and in bench/results/<engine>.md.
-// 7. The database or directory is dropped (kept with --keep), also on failure or Ctrl-C.
+// 6. Webhook delivery (webhook-delivery.js): a backlog queued in the tables while the service
+//    is stopped, drained by the service started again to a receiver in this process.
+// 7. The report (report.js) on stdout and in bench/results/<engine>.md.
+// 8. The database or directory is dropped (kept with --keep), also on failure or Ctrl-C.
 //
 // The floor and the service never run at the same time: on PGlite they could not (one
 // process owns the data directory), and on PostgreSQL they would compete for the CPUs.
@@ -21,6 +23,8 @@ const { Client } = require('pg');
 const { seed } = require('./seed');
 const { readFixtures } = require('./fixtures');
 const { scenarios } = require('./scenarios');
+const { startReceiver } = require('./receiver');
+const { measureDelivery, sqlRunner } = require('./webhook-delivery');
 const { throughput, fixedRate, fetchJson } = require('./load');
 const { startServer, stopAll } = require('./processes');
 const { explainLists } = require('./explain');
@@ -48,8 +52,10 @@ function parseArgs(argv) {
     explain: !flags.has('--no-explain'),
     // CPU profile of the service over its whole run, summarised in results/<engine>-profile.md.
     profile: flags.has('--profile'),
-    // Only these rows (keys of scenarios.js, comma-separated), e.g. --only=listDefault,create.
+    // Only these rows (keys of scenarios.js, and webhookDelivery, comma-separated), e.g. --only=listDefault,create.
     only: values.only ? new Set(values.only.split(',')) : null,
+    // The backlog of the webhook delivery step.
+    webhookEvents: Number(values['webhook-events'] ?? (quick ? 2000 : 5000)),
     bigTasks: Number(values['big-tasks'] ?? (quick ? 10_000 : 100_000)),
     smallProjects: 9,
     smallTasks: Number(values['small-tasks'] ?? (quick ? 1_000 : 10_000)),
@@ -117,8 +123,9 @@ async function prepare(database, args) {
       const seedSeconds = (Date.now() - started) / 1000;
       const big = projects[0];
       const writer = projects[1];
+      const hooked = projects[2];
       const deepPage = Math.min(2000, Math.ceil(args.bigTasks / 50));
-      const fixtures = await readFixtures(session, { big, writer, deepPage });
+      const fixtures = await readFixtures(session, { big, writer, hooked, deepPage });
       const [counts] = await session.query(`SELECT
           (SELECT count(*)::int FROM tasks) AS tasks,
           (SELECT count(*)::int FROM tasks WHERE parent_id IS NOT NULL) AS subtasks,
@@ -134,7 +141,7 @@ async function prepare(database, args) {
         log('explaining the list statements');
         explain = await explainLists(session, { big, fixtures, codec, runs: args.quick ? 20 : 50 });
       }
-      return { projects, big, writer, fixtures, counts, seedSeconds, version, explain };
+      return { projects, big, writer, hooked, fixtures, counts, seedSeconds, version, explain };
     });
   } finally {
     await engine.close();
@@ -143,14 +150,35 @@ async function prepare(database, args) {
 
 // ---- Measuring ----
 
+/**
+ * Runs the row's prepare() (scenarios.js) on `server`, if it has one; answers the problem it
+ * reports (the row is then skipped), or null.
+ */
+async function prepareRow(server, scenario) {
+  if (!scenario.prepare) return null;
+  try {
+    await scenario.prepare(server.url);
+    return null;
+  } catch (error) {
+    const problem = `${scenario.name} (${server.name}): ${error.message}`;
+    log(`CHECK FAILED: ${problem}`);
+    return problem;
+  }
+}
+
 async function measureRow(server, meter, scenario, args, results, key) {
-  log(`${server.name}: ${scenario.name}`);
-  await throughput(server.url, scenario, { connections: args.connections, duration: args.warmup });
+  // A row may set its own number of connections (bulk create: an importer is not 32 of them).
+  const connections = scenario.connections ?? args.connections;
+  log(`${server.name}: ${scenario.name}${connections === args.connections ? '' : `, ${connections} connections`}`);
+  const warmup = await throughput(server.url, scenario, { connections, duration: args.warmup });
   const mark = await meter.start();
-  const result = await throughput(server.url, scenario, { connections: args.connections, duration: args.duration });
+  const result = await throughput(server.url, scenario, { connections, duration: args.duration });
+  result.warmupOk = warmup.ok;
   const cpu = await meter.since(mark);
   result.serverCpuMs = cpu.serverMs === null ? null : cpu.serverMs / result.requests;
   result.dbCpuMs = cpu.dbMs === null ? null : cpu.dbMs / result.requests;
+  // Tasks per request of the bulk row.
+  if (scenario.perRequest) result.itemsPerSecond = result.rps * scenario.perRequest;
   results[key] = result;
   if (result.errors) log(`  ${result.errors} errors: ${JSON.stringify(result.failures)}`);
 }
@@ -161,7 +189,7 @@ async function measureRow(server, meter, scenario, args, results, key) {
  * would otherwise weigh on a p99 taken over a few hundred requests.
  */
 async function measureFixed(server, scenario, rate, args) {
-  log(`${server.name}: ${scenario.name} at ${rate} req/s`);
+  log(`${server.name}: ${scenario.name} at ${rate} ${scenario.steps.length > 1 ? 'pairs' : 'req'}/s`);
   await fixedRate(server.url, scenario, { rate, duration: args.warmup });
   const result = await fixedRate(server.url, scenario, { rate, duration: args.fixedDuration });
   if (result.errors) log(`  ${result.errors} errors: ${JSON.stringify(result.failures)}`);
@@ -171,6 +199,9 @@ async function measureFixed(server, scenario, rate, args) {
 const LIST_ROWS = ['listDefault', 'listFiltered', 'listDeep'];
 /** The write rows the floor answers too: the service's writes are measured against it. */
 const WRITE_ROWS = ['create', 'patch', 'deleteRestore'];
+/** The lists right after a change, on the floor too, closed loop and at this many pairs/s. */
+const AFTER_CHANGE_ROWS = ['patchList', 'patchListFiltered'];
+const AFTER_CHANGE_RATE = 50;
 
 const wanted = (args, key) => !args.only || args.only.has(key);
 
@@ -189,13 +220,23 @@ async function runFloor(database, rows, args) {
       fixed[key] = await measureFixed(floor, rows[key], 200, args);
     }
     for (const key of WRITE_ROWS.filter((k) => wanted(args, k))) await measureRow(floor, meter, rows[key], args, results, key);
+    const problems = [];
+    for (const key of AFTER_CHANGE_ROWS.filter((k) => wanted(args, k))) {
+      const problem = await prepareRow(floor, rows[key]);
+      if (problem) {
+        problems.push(problem);
+        continue;
+      }
+      await measureRow(floor, meter, rows[key], args, results, key);
+      fixed[key] = await measureFixed(floor, rows[key], AFTER_CHANGE_RATE, args);
+    }
     // A run stops between a DELETE and its restore: bring those tasks back. The writes changed
     // what the lists show, so their answers are taken again for the service's check.
     for (const id of rows.deleteRestore.leftInTrash()) {
       await fetchJson(floor.url, rows.deleteRestore, { method: 'POST', path: `/api/v1/trash/${id}/restore` });
     }
     for (const key of LIST_ROWS) answers[key] = await fetchJson(floor.url, rows[key], rows[key].steps[0]({}));
-    return { results, answers, fixed };
+    return { results, answers, fixed, problems };
   } finally {
     await meter?.close();
     await floor.stop();
@@ -234,51 +275,92 @@ async function checkAnswers(service, rows, floorAnswers, fixtures) {
 }
 
 // The service's rows in order: reads first, then writes (which change the data).
-// fixedRate: the arrival rate of the p99 row that follows the throughput row.
+// fixedRate: the arrival rate of the p99 row that follows the throughput row (for two-step
+// rows, iterations per second: pairs).
 const SERVICE_ROWS = [
   { key: 'listDefault' },
   { key: 'listFiltered' },
   { key: 'listDeep' },
+  { key: 'listNotModified' },
   { key: 'listDefault', fixedRate: 200 },
   { key: 'listFiltered', fixedRate: 200 },
   { key: 'listDeep', fixedRate: 200 },
   { key: 'detail' },
+  // The creates side by side, so that their CPU per request compares well.
   { key: 'create' },
   { key: 'create', fixedRate: 100 },
+  { key: 'createKeyed' },
+  { key: 'createReplay' },
+  { key: 'createWithWebhook' },
+  { key: 'bulkCreate' },
+  // After the creates: the writer project has their events.
+  { key: 'feed100' },
   { key: 'patch' },
   { key: 'patch', fixedRate: 100 },
   { key: 'patchList' },
+  { key: 'patchList', fixedRate: AFTER_CHANGE_RATE },
+  { key: 'patchListFiltered' },
+  { key: 'patchListFiltered', fixedRate: AFTER_CHANGE_RATE },
   { key: 'deleteRestore' },
 ];
 
-async function runService(database, rows, args) {
+/** The service's environment, for its rows and for the webhook delivery step. */
+const serviceEnv = (database) => ({
+  ...database.env,
+  // Far above what the load sends: the rate limit must not answer 429 here.
+  RATE_LIMIT_PER_MINUTE: '10000000',
+  ADMIN_TOKEN: '',
+  // The webhook's receiver is on 127.0.0.1 (bench/receiver.js).
+  WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+});
+
+/** One webhook on every event in the hooked project, to `receiver`, made through the API with the project's key. */
+async function subscribe(service, rows, receiver) {
+  const answer = await fetchJson(service.url, rows.createWithWebhook, {
+    method: 'POST',
+    path: '/api/v1/webhooks',
+    body: { url: receiver.url, events: ['*'], description: 'Bench receiver' },
+  });
+  if (answer.status !== 201) throw new Error(`POST /api/v1/webhooks answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+  return answer.body.webhook.id;
+}
+
+async function runService(database, rows, args, receiver) {
   const profileDir = args.profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'tasks-bench-profile-')) : null;
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '-r', path.join(__dirname, 'profile-preload.js')] : [];
-  const service = await startServer(
-    'service',
-    [...nodeArgs, path.join(DIST, 'main.js')],
-    {
-      ...database.env,
-      // Far above what the load sends: the rate limit must not answer 429 here.
-      RATE_LIMIT_PER_MINUTE: '10000000',
-      ADMIN_TOKEN: '',
-    },
-    { stopSignal: profileDir ? 'SIGUSR2' : 'SIGTERM' },
-  );
+  const service = await startServer('service', [...nodeArgs, path.join(DIST, 'main.js')], serviceEnv(database), {
+    stopSignal: profileDir ? 'SIGUSR2' : 'SIGTERM',
+  });
   const results = {};
   const fixed = {};
   let problems = [];
   let meter = null;
+  let webhookId = null;
   try {
     meter = await cpuMeter(service.pid, database.env.DATABASE_URL || null);
     problems = await checkAnswers(service, rows, args.floorAnswers, args.fixtures);
     for (const problem of problems) log(`CHECK FAILED: ${problem}`);
+    if (wanted(args, 'createWithWebhook') || wanted(args, 'webhookDelivery')) webhookId = await subscribe(service, rows, receiver);
     for (const row of SERVICE_ROWS.filter((r) => wanted(args, r.key))) {
-      if (!row.fixedRate) {
-        await measureRow(service, meter, rows[row.key], args, results, row.key);
+      const problem = await prepareRow(service, rows[row.key]);
+      if (problem) {
+        problems.push(problem);
         continue;
       }
-      fixed[row.key] = await measureFixed(service, rows[row.key], row.fixedRate, args);
+      if (row.fixedRate) {
+        fixed[row.key] = await measureFixed(service, rows[row.key], row.fixedRate, args);
+        continue;
+      }
+      receiver.reset();
+      await measureRow(service, meter, rows[row.key], args, results, row.key);
+      if (row.key === 'createWithWebhook') {
+        // Every create of the row (and of its warm-up) is an event for the receiver: wait for
+        // the worker to deliver them (up to 10 s), and note how many arrived.
+        const created = results[row.key].ok + results[row.key].warmupOk;
+        const until = Date.now() + 10_000;
+        while (receiver.ids.size < created && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+        results[row.key].delivered = receiver.ids.size;
+      }
     }
     // A run stops between a DELETE and its restore: bring those tasks back.
     for (const id of rows.deleteRestore.leftInTrash()) {
@@ -298,7 +380,7 @@ async function runService(database, rows, args) {
     if (args.keep) log(`kept the raw profile in ${profileDir} (open it in Chrome DevTools)`);
     else fs.rmSync(profileDir, { recursive: true, force: true });
   }
-  return { results, fixed, problems, profile };
+  return { results, fixed, problems, profile, webhookId };
 }
 
 // ---- Main ----
@@ -340,10 +422,39 @@ async function main() {
       log(`seeded; ${JSON.stringify(database.env)}; big project ${prepared.big.id}, key ${prepared.big.key}`);
       return;
     }
-    const rows = scenarios({ bigKey: prepared.big.key, writerKey: prepared.writer.key, fixtures: prepared.fixtures });
+    const rows = scenarios({
+      bigKey: prepared.big.key,
+      writerKey: prepared.writer.key,
+      hookedKey: prepared.hooked.key,
+      fixtures: prepared.fixtures,
+      connections: args.connections,
+    });
 
     const floor = await runFloor(database, rows, args);
-    const service = await runService(database, rows, { ...args, floorAnswers: floor.answers, fixtures: prepared.fixtures });
+    const receiver = await startReceiver();
+    let service;
+    let delivery = null;
+    try {
+      service = await runService(database, rows, { ...args, floorAnswers: floor.answers, fixtures: prepared.fixtures }, receiver);
+      if (wanted(args, 'webhookDelivery')) {
+        log(`webhook delivery: ${args.webhookEvents} events queued, the service started again to deliver them`);
+        delivery = await measureDelivery({
+          run: sqlRunner(database.env),
+          start: () => startServer('service', [path.join(DIST, 'main.js')], serviceEnv(database)),
+          cpu: (pid) => cpuMeter(pid, database.env.DATABASE_URL || null),
+          projectId: prepared.hooked.id,
+          webhookId: service.webhookId,
+          receiver,
+          events: args.webhookEvents,
+          log: (message) => log(message.replace('{engine}', engine)),
+        });
+        log(`webhook delivery: ${delivery.received} in ${delivery.seconds.toFixed(2)} s, ${delivery.rate.toFixed(0)} events/s`);
+        for (const problem of delivery.problems) log(`CHECK FAILED: webhook delivery: ${problem}`);
+      }
+    } finally {
+      await receiver.close();
+    }
+    const problems = [...floor.problems, ...service.problems, ...(delivery?.problems.map((p) => `webhook delivery: ${p}`) ?? [])];
 
     const names = Object.fromEntries(Object.entries(rows).map(([key, row]) => [key, row.name]));
     const report = render({
@@ -355,7 +466,7 @@ async function main() {
           ? `PGlite ${require(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json')).version} (${prepared.version.split(',')[0]})`
           : prepared.version.split(',')[0],
       settings: args,
-      checksPassed: service.problems.length === 0,
+      checksPassed: problems.length === 0,
       seedSeconds: prepared.seedSeconds,
       counts: { ...prepared.counts, bigTasks: args.bigTasks, smallProjects: args.smallProjects, smallTasks: args.smallTasks },
       explain: prepared.explain?.summary,
@@ -367,9 +478,10 @@ async function main() {
         floorFixed: floor.fixed,
         names,
         deepPage: prepared.fixtures.deepPage,
+        delivery,
       },
     });
-    const checks = service.problems.length ? `\n## Check failures\n\n${service.problems.map((p) => `- ${p}`).join('\n')}\n` : '';
+    const checks = problems.length ? `\n## Check failures\n\n${problems.map((p) => `- ${p}`).join('\n')}\n` : '';
     const text =
       report +
       checks +
@@ -385,7 +497,7 @@ async function main() {
       log(`profile summary in bench/results/${engine}-profile.md`);
     }
     log(`written to bench/results/${engine}.md`);
-    if (service.problems.length) process.exitCode = 1;
+    if (problems.length) process.exitCode = 1;
   } finally {
     await cleanUp();
   }

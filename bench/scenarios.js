@@ -1,18 +1,62 @@
 'use strict';
 // The rows of the table, as load.js scenarios. Reads and patches aim at the big project;
 // create adds its tasks to a small project ("writer"), so that the big project keeps its
-// size (the list rows run before the writes anyway). Patch and delete+restore cycle over
-// pools of existing tasks, so no run can exhaust them.
+// size (the list rows run before the writes anyway); the create with a webhook adds its
+// tasks to another small project ("hooked"), the only one with a webhook. Patch and
+// delete+restore cycle over pools of existing tasks, so no run can exhaust them.
+//
+// A row with `prepare(baseUrl)` needs something from the server it is measured on before it
+// runs (an ETag, a primed Idempotency-Key, where the feed starts): run.js calls it first and
+// reports what it throws as a check failure.
+
+const { randomBytes } = require('node:crypto');
+const { fetchJson } = require('./load');
 
 const PRIORITIES = ['urgent', 'high', 'medium', 'low', 'none'];
+/** Tasks per request of the bulk create row (the most POST /api/v1/tasks/bulk takes). */
+const BULK_SIZE = 100;
+/** Connections of the bulk create row. */
+const BULK_CONNECTIONS = 4;
+/** Events per read of the feed row. */
+const FEED_LIMIT = 100;
 
-function scenarios({ bigKey, writerKey, fixtures }) {
+/** A create body (with assignee, 2 labels, sprint, due date) in the project of `refs` (fixtures.js createReferences). */
+function createBody(refs, n) {
+  const { members, labels } = refs;
+  return {
+    title: `Bench created task ${n}`,
+    description: 'Created by the benchmark: a short description, as most tasks have.',
+    status: 'todo',
+    priority: PRIORITIES[n % PRIORITIES.length],
+    assigneeId: members[n % members.length],
+    labelIds: [labels[n % labels.length], labels[(n + 7) % labels.length]],
+    sprintId: refs.sprint,
+    dueDate: '2027-03-15',
+  };
+}
+
+function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
   const auth = (key) => ({ authorization: `Bearer ${key}` });
   const big = auth(bigKey);
+  const writer = auth(writerKey);
   const filtered = `/api/v1/tasks?status=todo,in_progress&assigneeId=${fixtures.assigneeId}&q=${fixtures.searchWord}`;
+  // Idempotency keys differ from one run (and one server) to the next.
+  const run = randomBytes(4).toString('hex');
   let detailCount = 0;
   let createCount = 0;
   let patchCount = 0;
+  let bulkCount = 0;
+  const create = (refs) => () => ({ method: 'POST', path: '/api/v1/tasks', body: createBody(refs, createCount++) });
+
+  // The conditional list: the ETag the list answered just before the row.
+  let listTag = null;
+  // The replay: Idempotency-Keys not in flight (see createReplay).
+  let replayKeys = [];
+  const replayBody = createBody(fixtures.writer, 0);
+  // The feed: where the read of FEED_LIMIT events starts.
+  let feedAfter = null;
+  // The filtered list after a change: tasks on its page, patched so that they stay on it.
+  let filteredTasks = [];
 
   // delete+restore: each iteration takes a task out of the pool and puts it back once
   // restored, so that no two connections ever hold the same task.
@@ -42,30 +86,117 @@ function scenarios({ bigKey, writerKey, fixtures }) {
       headers: big,
       steps: [() => ({ method: 'GET', path: `/api/v1/tasks/${fixtures.withDependencies[detailCount++ % fixtures.withDependencies.length]}` })],
     },
-    create: {
-      name: 'create (small project)',
-      headers: auth(writerKey),
+    create: { name: 'create (small project)', headers: writer, steps: [create(fixtures.writer)] },
+    // The same create with a new Idempotency-Key each time: the stored answer joins the write.
+    createKeyed: {
+      name: 'create with Idempotency-Key',
+      headers: writer,
+      ok: [201],
+      steps: [() => ({ ...create(fixtures.writer)(), headers: { 'idempotency-key': `bench-${run}-create-${createCount}` } })],
+    },
+    // A retried create: the same key and body again, answered from the stored answer (201 with
+    // Idempotent-Replayed: true). Not one key for all connections: the service answers 409
+    // idempotency_in_progress to a request whose key is in flight in another request, even when
+    // that one is itself a replay. So prepare() creates 2 x connections keys (same body), and a
+    // request takes a key no other request holds and gives it back when answered, as the
+    // delete + restore row does with its tasks (a request cut off at the end of the warm-up
+    // never gives its key back: it may still be running in the service).
+    createReplay: {
+      name: 'create replayed (same Idempotency-Key and body)',
+      headers: writer,
+      ok: [201],
       steps: [
-        () => {
-          const n = createCount++;
-          const members = fixtures.writerMembers;
-          const labels = fixtures.writerLabels;
-          return {
-            method: 'POST',
-            path: '/api/v1/tasks',
-            body: {
-              title: `Bench created task ${n}`,
-              description: 'Created by the benchmark: a short description, as most tasks have.',
-              status: 'todo',
-              priority: PRIORITIES[n % PRIORITIES.length],
-              assigneeId: members[n % members.length],
-              labelIds: [labels[n % labels.length], labels[(n + 7) % labels.length]],
-              sprintId: fixtures.writerSprint,
-              dueDate: '2027-03-15',
-            },
-          };
+        (ctx) => {
+          ctx.key = replayKeys.shift();
+          return { method: 'POST', path: '/api/v1/tasks', body: replayBody, headers: { 'idempotency-key': ctx.key } };
         },
       ],
+      done(ctx) {
+        replayKeys.push(ctx.key);
+      },
+      async prepare(baseUrl) {
+        replayKeys = Array.from({ length: 2 * connections }, (_, i) => `bench-${run}-replay-${i}`);
+        for (const [i, key] of replayKeys.entries()) {
+          const step = { method: 'POST', path: '/api/v1/tasks', body: replayBody, headers: { 'idempotency-key': key } };
+          const first = await fetchJson(baseUrl, this, step);
+          if (first.status !== 201) throw new Error(`the first POST with its key answered ${first.status}: ${first.text.slice(0, 300)}`);
+          if (i > 0) continue;
+          const again = await fetchJson(baseUrl, this, step);
+          if (again.status !== 201 || again.headers['idempotent-replayed'] !== 'true' || again.text !== first.text) {
+            throw new Error(
+              `the replay answered ${again.status}, Idempotent-Replayed ${again.headers['idempotent-replayed']}, same body: ${again.text === first.text}`,
+            );
+          }
+        }
+      },
+    },
+    // The create in the project with one webhook on every event: the outbox row joins the
+    // write, and the service's worker delivers (to bench/receiver.js) while the row runs.
+    createWithWebhook: {
+      name: 'create with a webhook (small project)',
+      headers: auth(hookedKey),
+      steps: [create(fixtures.hooked)],
+    },
+    bulkCreate: {
+      name: `bulk create, ${BULK_SIZE} tasks`,
+      headers: writer,
+      perRequest: BULK_SIZE,
+      // Importers, not a crowd; and with 32 requests of 100 tasks queued at once, a request
+      // waits longer than a quick row lasts, and too few answers fall in the row to count.
+      connections: BULK_CONNECTIONS,
+      steps: [
+        () => {
+          const n = bulkCount++;
+          const tasks = Array.from({ length: BULK_SIZE }, (_, i) => ({ ...createBody(fixtures.writer, i), title: `Bench bulk ${n} task ${i}` }));
+          return { method: 'POST', path: '/api/v1/tasks/bulk', body: { tasks } };
+        },
+      ],
+    },
+    // The polling board: the default list again with the ETag it answered, 304 every time.
+    listNotModified: {
+      name: 'list, default page, If-None-Match (304)',
+      headers: big,
+      ok: [304],
+      steps: [() => ({ method: 'GET', path: '/api/v1/tasks', headers: { 'if-none-match': listTag } })],
+      async prepare(baseUrl) {
+        const answer = await fetchJson(baseUrl, this, { method: 'GET', path: '/api/v1/tasks' });
+        listTag = answer.headers.etag;
+        if (answer.status !== 200 || !listTag) throw new Error(`GET /api/v1/tasks answered ${answer.status} with ETag ${listTag}`);
+        const again = await fetchJson(baseUrl, this, this.steps[0]());
+        if (again.status !== 304) throw new Error(`the same GET with If-None-Match answered ${again.status}`);
+      },
+    },
+    // The change feed: FEED_LIMIT events of the writer project, always the same ones.
+    feed100: {
+      name: `feed, ${FEED_LIMIT} events`,
+      headers: writer,
+      steps: [() => ({ method: 'GET', path: `/api/v1/events?after=${feedAfter}&limit=${FEED_LIMIT}` })],
+      /** Makes FEED_LIMIT events if the project has fewer (one bulk create), and reads the last FEED_LIMIT. */
+      async prepare(baseUrl) {
+        const last = async () => {
+          let after = 0;
+          for (;;) {
+            const page = await fetchJson(baseUrl, this, { method: 'GET', path: `/api/v1/events?after=${after}&limit=1000` });
+            if (page.status !== 200) throw new Error(`GET /api/v1/events answered ${page.status}: ${page.text.slice(0, 300)}`);
+            after = page.body.nextAfter;
+            if (!page.body.hasMore) return after;
+          }
+        };
+        let sequence = await last();
+        if (sequence < FEED_LIMIT) {
+          const body = { tasks: Array.from({ length: FEED_LIMIT }, (_, i) => createBody(fixtures.writer, i)) };
+          const made = await fetchJson(baseUrl, this, { method: 'POST', path: '/api/v1/tasks/bulk', body });
+          if (made.status !== 201) throw new Error(`the bulk create that makes the events answered ${made.status}: ${made.text.slice(0, 300)}`);
+          sequence = await last();
+        }
+        feedAfter = sequence - FEED_LIMIT;
+        const answer = await fetchJson(baseUrl, this, this.steps[0]());
+        if (answer.status !== 200 || answer.body.events?.length !== FEED_LIMIT) {
+          throw new Error(
+            `GET /api/v1/events?after=${feedAfter}&limit=${FEED_LIMIT} answered ${answer.status} with ${answer.body?.events?.length} events`,
+          );
+        }
+      },
     },
     patch: {
       name: 'patch (title + priority)',
@@ -93,6 +224,27 @@ function scenarios({ bigKey, writerKey, fixtures }) {
         () => ({ method: 'GET', path: '/api/v1/tasks' }),
       ],
     },
+    // The filtered list after a change that alters its answer: the title of a task on its page
+    // changes (and still holds the search word, so the task stays on the page).
+    patchListFiltered: {
+      name: 'patch + filtered list (a task on the page changed)',
+      headers: big,
+      steps: [
+        () => {
+          const n = patchCount++;
+          const id = filteredTasks[n % filteredTasks.length];
+          return { method: 'PATCH', path: `/api/v1/tasks/${id}`, body: { title: `Bench patch of a ${fixtures.searchWord} task ${n}` } };
+        },
+        () => ({ method: 'GET', path: filtered }),
+      ],
+      /** The tasks on the filtered page now (earlier patches may have taken some off it). */
+      async prepare(baseUrl) {
+        const answer = await fetchJson(baseUrl, this, { method: 'GET', path: filtered });
+        filteredTasks = answer.body?.tasks?.map((task) => task.id) ?? [];
+        if (answer.status !== 200 || !filteredTasks.length)
+          throw new Error(`the filtered list answered ${answer.status} with ${filteredTasks.length} tasks`);
+      },
+    },
     deleteRestore: {
       name: 'delete + restore',
       headers: big,
@@ -116,4 +268,4 @@ function scenarios({ bigKey, writerKey, fixtures }) {
   };
 }
 
-module.exports = { scenarios };
+module.exports = { scenarios, BULK_SIZE, FEED_LIMIT };

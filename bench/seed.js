@@ -16,7 +16,7 @@ const LABELS = 30;
 const SPRINTS = 50;
 /** The sprint that is active today; the ones before it are closed, the ones after planned. */
 const ACTIVE_SPRINT = 40;
-const PERMISSIONS = ['tasks:create', 'tasks:edit', 'tasks:delete', 'sprints:manage'];
+const PERMISSIONS = ['tasks:create', 'tasks:edit', 'tasks:delete', 'sprints:manage', 'webhooks:manage'];
 
 const MEMBER_NAMES = [
   'Ada Lovelace',

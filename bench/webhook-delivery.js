@@ -12,19 +12,23 @@
 // 3. The service started again: its worker finds the backlog at once. The receiver, in this
 //    process, counts the requests; the rate is (N - 1) / (time of the last - time of the first).
 // 4. Every delivery must be `succeeded` with one attempt; then the database is dropped.
+//
+// measureDelivery (steps 2 to 4) is also the last step of `npm run bench` (run.js), on its database.
 
 const fs = require('node:fs');
-const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { randomBytes } = require('node:crypto');
 const { Client } = require('pg');
 const { startServer, stopAll } = require('./processes');
+const { startReceiver } = require('./receiver');
 
 const { fetch } = globalThis;
 
 const ROOT = path.resolve(__dirname, '..');
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
+/** The actor of the queued backlog's events, to tell them from the events of real changes. */
+const BACKLOG_ACTOR = 'Bench backlog';
 
 async function main() {
   const events = Number(process.argv.find((arg) => arg.startsWith('--events='))?.split('=')[1] ?? 5000);
@@ -33,38 +37,95 @@ async function main() {
   const receiver = await startReceiver();
   try {
     const env = { ...database.env, ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', RATE_LIMIT_PER_MINUTE: '1000000' };
-    let service = await startServer('service', ['dist/main.js'], env);
+    const service = await startServer('service', ['dist/main.js'], env);
     const { projectId, webhookId } = await subscribe(service.url, receiver.url);
     await service.stop();
 
-    await database.run(queueBacklog(projectId, webhookId, events));
-    console.log(`Queued ${events} deliveries on ${database.engine}; starting the service again.`);
-    service = await startServer('service', ['dist/main.js'], env);
-    const deadline = Date.now() + 5 * 60_000;
-    while (receiver.times.length < events && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    await service.stop();
-    if (receiver.times.length < events) throw new Error(`Only ${receiver.times.length} of ${events} deliveries arrived in 5 minutes`);
-
-    const [{ succeeded, other }] = await database.run(
-      `SELECT count(*) FILTER (WHERE status = 'succeeded' AND attempts = 1)::int AS succeeded,
-              count(*) FILTER (WHERE NOT (status = 'succeeded' AND attempts = 1))::int AS other
-         FROM webhook_deliveries WHERE webhook_id = '${webhookId}'`,
-    );
-    const seconds = (receiver.times[receiver.times.length - 1] - receiver.times[0]) / 1000;
-    const rate = (events - 1) / seconds;
+    const result = await measureDelivery({
+      run: database.run,
+      start: () => startServer('service', ['dist/main.js'], env),
+      projectId,
+      webhookId,
+      receiver,
+      events,
+      log: (message) => console.log(message.replace('{engine}', database.engine)),
+    });
     console.log(
       [
         `engine: ${database.engine}, ${os.cpus().length} CPUs, Node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`,
-        `${events} deliveries in ${seconds.toFixed(2)} s: ${rate.toFixed(0)} events/s`,
-        `requests received: ${receiver.times.length} (duplicates: ${receiver.times.length - receiver.ids.size}); succeeded with one attempt: ${succeeded}; other: ${other}`,
-        `target (issue 14, PostgreSQL): >= 200 events/s: ${rate >= 200 ? 'met' : 'missed'}`,
+        `${result.expected} deliveries in ${result.seconds.toFixed(2)} s: ${result.rate.toFixed(0)} events/s`,
+        `requests received: ${result.received} (duplicates: ${result.duplicates}); succeeded with one attempt: ${result.succeeded}; other: ${result.other}`,
+        `target (issue 14, PostgreSQL): >= 200 events/s: ${result.rate >= 200 ? 'met' : 'missed'}`,
       ].join('\n'),
     );
+    if (result.problems.length) throw new Error(result.problems.join('; '));
   } finally {
     await stopAll();
     await receiver.close();
     await database.drop();
   }
+}
+
+/**
+ * The measurement, also a step of run.js (on its database, after the service rows): with the
+ * service stopped, `events` task.created events and a delivery of each to `webhookId` are
+ * queued straight into the tables; then the service is started (`start`) and its worker
+ * drains the backlog to `receiver`. Deliveries still pending from before are sent too and
+ * counted. Answers the rate ((received - 1) / (time of the last - time of the first)), and
+ * problems: deliveries missing, sent twice, or not `succeeded` at the first attempt. With
+ * `cpu` (pid => a cpu.js meter), also the CPU per delivery, process + database, from when the
+ * service was ready (its start-up left out, and with it the deliveries sent before).
+ */
+async function measureDelivery({ run, start, cpu, projectId, webhookId, receiver, events, log = () => undefined }) {
+  const [{ pending }] = await run(`SELECT count(*)::int AS pending FROM webhook_deliveries WHERE webhook_id = '${webhookId}' AND status = 'pending'`);
+  await run(queueBacklog(projectId, webhookId, events));
+  const expected = events + pending;
+  log(`Queued ${events} deliveries on {engine}${pending ? ` (and ${pending} were pending)` : ''}; starting the service again.`);
+  receiver.reset();
+  const service = await start();
+  const deadline = Date.now() + 5 * 60_000;
+  let cpuMsPerDelivery = null;
+  let meter = null;
+  try {
+    meter = cpu ? await cpu(service.pid) : null;
+    const mark = await meter?.start();
+    const before = receiver.times.length;
+    while (receiver.times.length < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    if (meter) {
+      const used = await meter.since(mark);
+      const delivered = receiver.times.length - before;
+      if (used.serverMs !== null && delivered > 0) cpuMsPerDelivery = (used.serverMs + (used.dbMs ?? 0)) / delivered;
+    }
+    // A little longer: a duplicate would arrive now.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  } finally {
+    await meter?.close();
+    await service.stop();
+  }
+  const received = receiver.times.length;
+  const [{ succeeded, other }] = await run(
+    `SELECT count(*) FILTER (WHERE d.status = 'succeeded' AND d.attempts = 1)::int AS succeeded,
+            count(*) FILTER (WHERE NOT (d.status = 'succeeded' AND d.attempts = 1))::int AS other
+       FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+      WHERE d.webhook_id = '${webhookId}' AND e.actor = '${BACKLOG_ACTOR}'`,
+  );
+  const seconds = received > 1 ? (receiver.times[received - 1] - receiver.times[0]) / 1000 : NaN;
+  const problems = [];
+  if (received < expected) problems.push(`only ${received} of ${expected} deliveries arrived in 5 minutes`);
+  if (received !== receiver.ids.size) problems.push(`${received - receiver.ids.size} deliveries arrived twice`);
+  if (other) problems.push(`${other} of the ${events} queued deliveries did not succeed at their first attempt`);
+  return {
+    events,
+    expected,
+    received,
+    duplicates: received - receiver.ids.size,
+    seconds,
+    rate: (received - 1) / seconds,
+    cpuMsPerDelivery,
+    succeeded,
+    other,
+    problems,
+  };
 }
 
 /** A project, a key with every permission and one webhook on everything, through the API. */
@@ -99,98 +160,81 @@ function queueBacklog(projectId, webhookId, count) {
     blocked: false,
     dependencies: { blockedBy: [], blocking: [] },
   };
+  // Numbered after the project's last event (run.js queues them in a project that has some).
   return `
-    WITH queued AS (
+    WITH base AS (SELECT COALESCE((SELECT last_sequence FROM event_sequences WHERE project_id = '${projectId}'), 0) AS last),
+    queued AS (
       INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
-      SELECT '${projectId}', n, 'task.created', 'Bench (API)', now(),
+      SELECT '${projectId}', base.last + n, 'task.created', '${BACKLOG_ACTOR}', now(),
              json_build_object('task', '${JSON.stringify(task)}'::jsonb || jsonb_build_object('id', gen_random_uuid()))
-        FROM generate_series(1, ${count}) n
+        FROM base, generate_series(1, ${count}) n
       RETURNING id
     ),
     numbered AS (
-      INSERT INTO event_sequences (project_id, last_sequence) VALUES ('${projectId}', ${count})
-      ON CONFLICT (project_id) DO UPDATE SET last_sequence = ${count}
+      INSERT INTO event_sequences AS s (project_id, last_sequence) VALUES ('${projectId}', ${count})
+      ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + ${count}
     )
     INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at)
     SELECT '${projectId}', '${webhookId}', id, now() FROM queued`;
 }
 
-/** A receiver that answers 200 at once and notes when each request arrived. */
-async function startReceiver() {
-  const times = [];
-  const ids = new Set();
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      times.push(Date.now());
-      ids.add(req.headers['webhook-id']);
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end('ok');
-    });
-  });
-  server.keepAliveTimeout = 30_000;
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${server.address().port}/hooks`,
-    times,
-    ids,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
-async function createDatabase(url) {
-  if (!url) {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tasks-bench-webhooks-'));
-    const { PGlite } = require('@electric-sql/pglite');
-    const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm');
-    return {
-      engine: 'pglite',
-      env: { DATA_DIR: dataDir },
-      // The service owns the directory while it runs: open it only between runs.
-      run: async (sql) => {
-        const db = await PGlite.create({ dataDir, extensions: { pg_trgm } });
-        try {
-          return (await db.query(sql)).rows;
-        } finally {
-          await db.close();
-        }
-      },
-      drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
-    };
-  }
-  const name = `tasks_bench_${randomBytes(6).toString('hex')}`;
-  const onServer = async (sql) => {
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-      return (await client.query(sql)).rows;
-    } finally {
-      await client.end();
-    }
-  };
-  await onServer(`CREATE DATABASE ${name}`);
-  const own = new URL(url);
-  own.pathname = `/${name}`;
-  return {
-    engine: 'postgresql',
-    env: { DATABASE_URL: own.toString() },
-    run: async (sql) => {
-      const client = new Client({ connectionString: own.toString() });
+/**
+ * Runs one SQL statement on the database of `env` (DATABASE_URL, or the PGlite DATA_DIR) with a
+ * connection of its own, answering its rows. On PGlite the service owns the directory while it
+ * runs: call it only while the service is stopped.
+ */
+function sqlRunner(env) {
+  if (env.DATABASE_URL) {
+    return async (sql) => {
+      const client = new Client({ connectionString: env.DATABASE_URL });
       await client.connect();
       try {
         return (await client.query(sql)).rows;
       } finally {
         await client.end();
       }
-    },
+    };
+  }
+  return async (sql) => {
+    const { PGlite } = require('@electric-sql/pglite');
+    const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm');
+    const db = await PGlite.create({ dataDir: env.DATA_DIR, extensions: { pg_trgm } });
+    try {
+      return (await db.query(sql)).rows;
+    } finally {
+      await db.close();
+    }
+  };
+}
+
+async function createDatabase(url) {
+  if (!url) {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tasks-bench-webhooks-'));
+    return {
+      engine: 'pglite',
+      env: { DATA_DIR: dataDir },
+      run: sqlRunner({ DATA_DIR: dataDir }),
+      drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+    };
+  }
+  const name = `tasks_bench_${randomBytes(6).toString('hex')}`;
+  const onServer = sqlRunner({ DATABASE_URL: url });
+  await onServer(`CREATE DATABASE ${name}`);
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  return {
+    engine: 'postgresql',
+    env: { DATABASE_URL: own.toString() },
+    run: sqlRunner({ DATABASE_URL: own.toString() }),
     drop: () => onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
+
+module.exports = { measureDelivery, sqlRunner };
