@@ -108,9 +108,7 @@ const taskView = (trash) => `json_build_object(
     'completedAt', ${iso('t.completed_at')}, 'createdAt', ${iso('t.created_at')}, 'updatedAt', ${iso('t.updated_at')},${trash ? ` 'deletedAt', ${iso('t.deleted_at')},` : ''}
     'blocked', ${BLOCKED}${trash ? '' : `, 'dependencies', json_build_object('blockedBy', ${REFS('task_id', 'blocked_by_id')}, 'blocks', ${REFS('blocked_by_id', 'task_id')})`})`;
 
-// The change, in two statements as src/changes/change-log.service.ts records it (the working
-// copy of 2026-11-23, which the service in dist/ may not have yet: before it, the numbering was a
-// CTE of the one statement). First the event numbers, taken on the project's event_sequences
+// The change, in two statements as src/changes/change-log.service.ts records it. First the event numbers, taken on the project's event_sequences
 // row, whose lock then orders the project's changes until COMMIT. Then, in a statement that
 // starts after the numbers are taken, the history entries, the events (built from the rows as
 // the change left them), the webhook deliveries and NOTIFY, and the tasks read back.
@@ -131,7 +129,8 @@ RETURNING (s.last_sequence - $2::int)::text AS before`;
 /**
  * The rest of the change: history entries, events, webhook deliveries and NOTIFY, and the
  * tasks as the change left them. $1 project, $2 actor, $3 time, $4 the records as JSON
- * [{ord, task_id, action, changes}], $5 the last event number before them.
+ * [{ord, task_id, action, changes}], $5 the last event number before them, $6 the task ids
+ * (an array, as the service passes them: the planner would scan the project for a subquery).
  */
 const RECORD_STATEMENT = `
 WITH input AS (SELECT * FROM json_to_recordset($4::json) AS r(ord int, task_id uuid, action text, changes json)),
@@ -141,7 +140,7 @@ history AS (
 views AS (
   SELECT t.id, CASE WHEN t.deleted_at IS NULL THEN ${taskView(false)} ELSE ${taskView(true)} END AS view
     FROM tasks t LEFT JOIN memberships a ON a.id = t.assignee_id LEFT JOIN sprints s ON s.id = t.sprint_id
-   WHERE t.id IN (SELECT task_id FROM input) AND t.project_id = $1::uuid),
+   WHERE t.id = ANY($6::uuid[]) AND t.project_id = $1::uuid),
 events AS (
   INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
   SELECT $1::uuid, $5::bigint + i.ord, 'task.' || i.action, $2, $3::timestamptz,
@@ -180,7 +179,7 @@ async function write(db, req, url, key, body) {
     return tx.query({
       name: 'floor_record',
       text: RECORD_STATEMENT,
-      values: [key.project_id, actor, now, JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r }))), before],
+      values: [key.project_id, actor, now, JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r }))), before, records.map((r) => r.task_id)],
     });
   };
   const task = /^\/api\/v1\/tasks\/([0-9a-f-]{36})$/.exec(url.pathname);

@@ -50,7 +50,7 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
 
   // The conditional list: the ETag the list answered just before the row.
   let listTag = null;
-  // The replay: Idempotency-Keys not in flight (see createReplay).
+  // The replay: Idempotency-Keys not in use by another request (see createReplay).
   let replayKeys = [];
   const replayBody = createBody(fixtures.writer, 0);
   // The feed: where the read of FEED_LIMIT events starts.
@@ -95,9 +95,9 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
       steps: [() => ({ ...create(fixtures.writer)(), headers: { 'idempotency-key': `bench-${run}-create-${createCount}` } })],
     },
     // A retried create: the same key and body again, answered from the stored answer (201 with
-    // Idempotent-Replayed: true). Not one key for all connections: the service answers 409
-    // idempotency_in_progress to a request whose key is in flight in another request, even when
-    // that one is itself a replay. So prepare() creates 2 x connections keys (same body), and a
+    // Idempotent-Replayed: true). Not one key for all connections: a key busy with another
+    // replay is answered by a shorter path (a look-up outside any transaction), and a retry
+    // rarely meets its twin. So prepare() creates 2 x connections keys (same body), and a
     // request takes a key no other request holds and gives it back when answered, as the
     // delete + restore row does with its tasks (a request cut off at the end of the warm-up
     // never gives its key back: it may still be running in the service).
