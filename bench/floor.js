@@ -398,4 +398,9 @@ if (require.main === module) {
   });
 }
 
-module.exports = { listStatement, listRequest };
+module.exports = {
+  listStatement,
+  listRequest,
+  // The statements of a create, for transaction-cost.js.
+  floorStatements: { REFERENCES_STATEMENT, INSERT_STATEMENT, NUMBER_STATEMENT, RECORD_STATEMENT },
+};

@@ -1,0 +1,137 @@
+'use strict';
+// npm run bench:transactions [-- --transactions=2000]
+//
+// What a write transaction costs the Node process through each way to the database: Prisma's
+// interactive $transaction with $queryRawUnsafe, against the driver's own transaction
+// (DatabaseEngine.transaction, which PrismaService.write uses). The same work both ways: the
+// statements of a create as bench/floor.js runs them (references, task and labels, event
+// numbers, history + event + outbox + the task's JSON), on a small seeded project. This is the
+// measured reason the service's writes go around Prisma (README, Performance).
+//
+// One process, one transaction at a time, so the CPU time per transaction is the client's own
+// work (on PGlite the database's too, which runs in this process). Run it on each engine:
+//   DATABASE_URL=postgresql://root@127.0.0.1:5432/test npm run bench:transactions
+//   npm run bench:transactions
+
+const path = require('node:path');
+const { randomUUID } = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const { performance } = require('node:perf_hooks');
+const { Client } = require('pg');
+const { floorStatements } = require('./floor');
+const { seed } = require('./seed');
+
+const DIST = path.resolve(__dirname, '..', 'dist');
+
+async function main() {
+  const count = Number(process.argv.find((a) => a.startsWith('--transactions='))?.split('=')[1] ?? 2000);
+  const { openDatabase } = require(path.join(DIST, 'database/database-engine.js'));
+  const { applyMigrations } = require(path.join(DIST, 'database/migrator.js'));
+  const { PrismaClient } = require(path.join(DIST, 'generated/prisma/client.js'));
+  const database = process.env.DATABASE_URL ? await postgresDatabase(process.env.DATABASE_URL) : pgliteDirectory();
+  const engine = await openDatabase(database.options);
+  try {
+    const project = await engine.withSession(async (session) => {
+      await applyMigrations(session);
+      const [first] = await seed(session, { bigTasks: 1000, smallProjects: 0, smallTasks: 0 });
+      const [row] = await session.query(
+        `SELECT (SELECT id FROM memberships WHERE project_id = $1 LIMIT 1) AS member,
+                (SELECT id FROM sprints WHERE project_id = $1 AND status <> 'closed' LIMIT 1) AS sprint,
+                (SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM labels WHERE project_id = $1 ORDER BY id LIMIT 2) l) AS labels`,
+        [first.id],
+      );
+      return { id: first.id, ...row };
+    });
+    const prisma = new PrismaClient({ adapter: engine.adapter });
+    await prisma.$connect();
+    const viaPrisma = (work) => prisma.$transaction((tx) => work((text, values) => tx.$queryRawUnsafe(text, ...values)));
+    const viaDriver = (work) => engine.transaction((query) => work(async (text, values) => (await query(text, values)).rows));
+    const results = {};
+    // Twice each, alternating, so that neither way is measured only cold.
+    for (const [name, run] of [
+      ['prisma', viaPrisma],
+      ['driver', viaDriver],
+      ['prisma', viaPrisma],
+      ['driver', viaDriver],
+    ]) {
+      for (let i = 0; i < 50; i++) await run(createWork(project));
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      for (let i = 0; i < count; i++) await run(createWork(project));
+      const used = process.cpuUsage(cpu);
+      results[name] = { cpuMs: (used.user + used.system) / 1000 / count, wallMs: (performance.now() - started) / count };
+    }
+    await prisma.$disconnect();
+    const kind = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
+    process.stdout.write(
+      `${kind}, ${count} create transactions each way, one at a time (Node ${process.version}, ${os.cpus()[0]?.model}):\n` +
+        `| way to the database | process CPU ms per transaction | wall ms per transaction |\n|---|---|---|\n` +
+        Object.entries(results)
+          .map(
+            ([name, r]) =>
+              `| ${name === 'prisma' ? "Prisma's $transaction + $queryRawUnsafe" : 'driver (DatabaseEngine.transaction)'} | ${r.cpuMs.toFixed(2)} | ${r.wallMs.toFixed(2)} |`,
+          )
+          .join('\n') +
+        '\n',
+    );
+  } finally {
+    await engine.close();
+    await database.drop();
+  }
+}
+
+/** The statements of one create, in order, as the floor runs them; `query(text, values)` answers rows. */
+function createWork(project) {
+  return async (query) => {
+    const now = new Date().toISOString();
+    const id = randomUUID();
+    const labels = project.labels;
+    await query(floorStatements.REFERENCES_STATEMENT, [project.id, project.member, project.sprint, labels]);
+    await query(floorStatements.INSERT_STATEMENT, [
+      id,
+      project.id,
+      'Timed task',
+      'A description.',
+      'todo',
+      'high',
+      project.member,
+      project.sprint,
+      '2027-03-15',
+      now,
+      labels,
+    ]);
+    const [{ before }] = await query(floorStatements.NUMBER_STATEMENT, [project.id, 1]);
+    const records = [{ ord: 1, task_id: id, action: 'created', changes: [{ field: 'title', from: null, to: 'Timed task' }] }];
+    await query(floorStatements.RECORD_STATEMENT, [project.id, 'Bench (API)', now, JSON.stringify(records), before, [id]]);
+  };
+}
+
+async function postgresDatabase(serverUrl) {
+  const name = `tasks_bench_tx_${randomUUID().slice(0, 8)}`;
+  const admin = new Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    options: { databaseUrl: url.toString(), dataDir: '' },
+    async drop() {
+      const client = new Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+function pgliteDirectory() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tasks-bench-tx-'));
+  return { options: { databaseUrl: null, dataDir: dir }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});
