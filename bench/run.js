@@ -18,8 +18,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { randomBytes } = require('node:crypto');
-const { Client } = require('pg');
+const { createBenchDatabase } = require('./databases');
 const { seed } = require('./seed');
 const { readFixtures } = require('./fixtures');
 const { scenarios } = require('./scenarios');
@@ -67,48 +66,6 @@ function parseArgs(argv) {
 }
 
 const log = (message) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-
-// ---- The database of the run ----
-
-async function createPostgresDatabase(serverUrl) {
-  const name = `tasks_bench_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    env: { DATABASE_URL: url.toString() },
-    options: { databaseUrl: url.toString(), dataDir: '' },
-    where: `database ${name} on ${url.host}`,
-    async drop() {
-      const client = new Client({ connectionString: serverUrl });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
-}
-
-function createPgliteDirectory() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tasks-bench-'));
-  return {
-    // DATABASE_URL set to nothing: the service reads an empty value as unset.
-    env: { DATA_DIR: dir, DATABASE_URL: '' },
-    options: { databaseUrl: null, dataDir: dir },
-    where: `PGlite directory ${dir}`,
-    async drop() {
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** Migrations, seed, fixtures and plans, through the service's own database layer. */
 async function prepare(database, args) {
@@ -395,7 +352,7 @@ async function main() {
   const engine = process.env.DATABASE_URL ? 'postgresql' : 'pglite';
   const startedAt = Date.now();
 
-  const database = engine === 'postgresql' ? await createPostgresDatabase(process.env.DATABASE_URL) : createPgliteDirectory();
+  const database = await createBenchDatabase(process.env.DATABASE_URL);
   let dropped = false;
   const cleanUp = async () => {
     if (dropped) return;

@@ -15,12 +15,11 @@
 
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
-const fs = require('node:fs');
 const os = require('node:os');
 const { performance } = require('node:perf_hooks');
-const { Client } = require('pg');
 const { floorStatements } = require('./floor');
 const { seed } = require('./seed');
+const { createBenchDatabase } = require('./databases');
 
 const DIST = path.resolve(__dirname, '..', 'dist');
 
@@ -29,7 +28,7 @@ async function main() {
   const { openDatabase } = require(path.join(DIST, 'database/database-engine.js'));
   const { applyMigrations } = require(path.join(DIST, 'database/migrator.js'));
   const { PrismaClient } = require(path.join(DIST, 'generated/prisma/client.js'));
-  const database = process.env.DATABASE_URL ? await postgresDatabase(process.env.DATABASE_URL) : pgliteDirectory();
+  const database = await createBenchDatabase(process.env.DATABASE_URL);
   const engine = await openDatabase(database.options);
   try {
     const project = await engine.withSession(async (session) => {
@@ -105,30 +104,6 @@ function createWork(project) {
     const records = [{ ord: 1, task_id: id, action: 'created', changes: [{ field: 'title', from: null, to: 'Timed task' }] }];
     await query(floorStatements.RECORD_STATEMENT, [project.id, 'Bench (API)', now, JSON.stringify(records), before, [id]]);
   };
-}
-
-async function postgresDatabase(serverUrl) {
-  const name = `tasks_bench_tx_${randomUUID().slice(0, 8)}`;
-  const admin = new Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    options: { databaseUrl: url.toString(), dataDir: '' },
-    async drop() {
-      const client = new Client({ connectionString: serverUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
-}
-
-function pgliteDirectory() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tasks-bench-tx-'));
-  return { options: { databaseUrl: null, dataDir: dir }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
 main().catch((error) => {

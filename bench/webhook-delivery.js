@@ -21,6 +21,7 @@ const path = require('node:path');
 const { randomBytes } = require('node:crypto');
 const { Client } = require('pg');
 const { startServer, stopAll } = require('./processes');
+const { createBenchDatabase } = require('./databases');
 const { startReceiver } = require('./receiver');
 
 const { fetch } = globalThis;
@@ -33,7 +34,8 @@ const BACKLOG_ACTOR = 'Bench backlog';
 async function main() {
   const events = Number(process.argv.find((arg) => arg.startsWith('--events='))?.split('=')[1] ?? 5000);
   if (!fs.existsSync(path.join(ROOT, 'dist/main.js'))) throw new Error('Build first: npm run build');
-  const database = await createDatabase(process.env.DATABASE_URL);
+  const database = await createBenchDatabase(process.env.DATABASE_URL);
+  database.run = sqlRunner(database.env);
   const receiver = await startReceiver();
   try {
     const env = { ...database.env, ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', RATE_LIMIT_PER_MINUTE: '1000000' };
@@ -204,29 +206,6 @@ function sqlRunner(env) {
     } finally {
       await db.close();
     }
-  };
-}
-
-async function createDatabase(url) {
-  if (!url) {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tasks-bench-webhooks-'));
-    return {
-      engine: 'pglite',
-      env: { DATA_DIR: dataDir },
-      run: sqlRunner({ DATA_DIR: dataDir }),
-      drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
-    };
-  }
-  const name = `tasks_bench_${randomBytes(6).toString('hex')}`;
-  const onServer = sqlRunner({ DATABASE_URL: url });
-  await onServer(`CREATE DATABASE ${name}`);
-  const own = new URL(url);
-  own.pathname = `/${name}`;
-  return {
-    engine: 'postgresql',
-    env: { DATABASE_URL: own.toString() },
-    run: sqlRunner({ DATABASE_URL: own.toString() }),
-    drop: () => onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
 
