@@ -1,4 +1,5 @@
-// End-to-end tests through HTTP, run twice: on embedded PGlite and on real PostgreSQL.
+// End-to-end tests through HTTP, run twice: on embedded PGlite and on real PostgreSQL; and the
+// few unit tests (test/*.spec.ts) once.
 // `npm test` runs both projects; each test file starts its own app on its own database.
 const transform = {
   '^.+\\.ts$': [
@@ -36,6 +37,8 @@ module.exports = {
   // The default output, then the count of answers checked against the OpenAPI document.
   reporters: ['default', '<rootDir>/test/support/openapi-contract-reporter.js'],
   projects: [
+    // Rules with a clock or input no HTTP test can reach, once (no database).
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.spec.ts'] },
     { ...common, displayName: 'pglite', globals: { TEST_DATABASE_ENGINE: 'pglite' } },
     {
       ...common,

@@ -6,6 +6,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyService } from './api-key.service';
 import { RateLimitGuard } from './rate-limit.guard';
+import { FixedWindowRateLimitStorage } from './rate-limit.storage';
 
 @Module({
   imports: [
@@ -13,8 +14,8 @@ import { RateLimitGuard } from './rate-limit.guard';
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({
         throttlers: [{ name: 'default', ttl: 60_000, limit: config.rateLimitPerMinute }],
-        // Shared counters when several instances serve the same keys.
-        storage: config.redisUrl ? new ThrottlerStorageRedisService(config.redisUrl) : undefined,
+        // Shared counters when several instances serve the same keys; the same fixed window in memory.
+        storage: config.redisUrl ? new ThrottlerStorageRedisService(config.redisUrl) : new FixedWindowRateLimitStorage(),
       }),
     }),
   ],
