@@ -25,6 +25,12 @@ export interface DatabaseEngine {
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
   /** One statement outside a transaction, on the driver (Sql says why). */
   query: DriverQuery;
+  /**
+   * The same, prepared once per connection under its name (statementName) and then only bound
+   * and executed. For the statements every request runs whose plan cannot depend on their values
+   * (a look-up by a unique key): not for lists, whose plan depends on their filters.
+   */
+  preparedQuery: DriverQuery;
   /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (query: DriverQuery) => Promise<T>): Promise<T>;
   /**
@@ -40,9 +46,10 @@ export interface DatabaseEngine {
 }
 
 /**
- * The name a write statement is prepared under on each connection: PostgreSQL parses and plans
- * it once per connection instead of on every request, which was most of a write's database CPU
- * (ChangeLog's statement builds JSON in several CTEs). The texts are a few dozen shapes.
+ * The name a statement is prepared under on each connection (the writes', and the hot reads of
+ * DatabaseEngine.preparedQuery): PostgreSQL parses and plans it once per connection instead of
+ * on every request, which was most of a write's database CPU (ChangeLog's statement builds JSON
+ * in several CTEs) and two thirds of the key look-up's. The texts are a few dozen shapes.
  */
 const statementNames = new Map<string, string>();
 function statementName(text: string): string {
@@ -143,6 +150,10 @@ function openPostgres(connectionString: string): DatabaseEngine {
       const answer = await pool.query(text, values);
       return { rows: answer.rows, affectedRows: answer.rowCount ?? 0 };
     },
+    async preparedQuery(text, values) {
+      const answer = await pool.query({ name: statementName(text), text, values });
+      return { rows: answer.rows, affectedRows: answer.rowCount ?? 0 };
+    },
     async transaction(work) {
       const client = await pool.connect();
       let broken: unknown;
@@ -192,6 +203,7 @@ function openPostgres(connectionString: string): DatabaseEngine {
 async function openPglite(dataDir: string): Promise<DatabaseEngine> {
   const db = await PGlite.create({ dataDir, extensions: { pg_trgm } });
   const prepared = new Map<string, number[]>();
+  const preparedStatement = preparedOnPglite(db, prepared);
   return {
     kind: 'pglite',
     adapter: new PrismaPGlite(db),
@@ -206,12 +218,13 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
       const answer = await db.query(text, values);
       return { rows: answer.rows, affectedRows: answer.affectedRows ?? 0 };
     },
-    // PGlite runs one transaction at a time; other statements wait for it. Its statements are
-    // prepared once, as on PostgreSQL (preparedOnPglite says why).
+    // PGlite runs one transaction at a time; other statements wait for it, as query() does.
+    preparedQuery: (text, values) => db._runExclusiveTransaction(() => preparedStatement(text, values)),
+    // Its statements are prepared once, as on PostgreSQL (preparedOnPglite says why).
     transaction: (work) =>
       db.transaction(async (tx) => {
         await tx.exec(GENERIC_PLANS);
-        return work(preparedOnPglite(db, prepared));
+        return work(preparedStatement);
       }),
     poolStats: () => null,
     close: () => db.close(),
@@ -219,13 +232,14 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
 }
 
 /**
- * A write transaction's statements on PGlite, each prepared once under its name (statementName)
- * in PGlite's one session and then only bound and executed: PGlite's own query() parses and plans
- * every statement again, and planning ChangeLog's statement in WebAssembly cost more than running
- * it (measured: a create's four statements 10.6 ms a transaction as plain queries, 3.9 ms
- * prepared). The protocol messages are the ones PGlite's query() sends, with a statement name.
- * Called inside db.transaction(), which holds PGlite's transaction lock; runExclusive takes its
- * query lock, as query() does. `prepared` maps each name to its parameter types.
+ * Statements on PGlite prepared once under their name (statementName) in PGlite's one session
+ * and then only bound and executed: a write transaction's, and preparedQuery's. PGlite's own
+ * query() parses and plans every statement again, and planning ChangeLog's statement in
+ * WebAssembly cost more than running it (measured: a create's four statements 10.6 ms a
+ * transaction as plain queries, 3.9 ms prepared). The protocol messages are the ones PGlite's
+ * query() sends, with a statement name. Called while holding PGlite's transaction lock (inside
+ * db.transaction(), or _runExclusiveTransaction); runExclusive takes its query lock, as query()
+ * does. `prepared` maps each name to its parameter types.
  */
 function preparedOnPglite(db: PGlite, prepared: Map<string, number[]>): DriverQuery {
   const { serialize } = protocol;

@@ -12,6 +12,12 @@ import { DriverQuery, Sql, SqlTransaction } from './sql';
 export class PrismaService extends PrismaClient implements OnApplicationShutdown {
   /** Single statements on the driver, for the hot paths (Sql says why). */
   readonly sql: Sql;
+  /**
+   * The same, prepared once per connection: for the few look-ups by a unique key that every
+   * request runs (its key, the task list version), which PostgreSQL would otherwise parse and
+   * plan each time (DatabaseEngine.preparedQuery).
+   */
+  readonly preparedSql: Sql;
   private readonly statementListeners = new Set<(statement: string) => void>();
   private readonly transactionQuery: (query: DriverQuery) => DriverQuery;
 
@@ -32,6 +38,7 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
       };
     this.transactionQuery = options.observeStatements ? observed : (query) => query;
     this.sql = new Sql(this.transactionQuery(engine.query));
+    this.preparedSql = new Sql(this.transactionQuery(engine.preparedQuery));
     if (options.observeStatements) {
       (this as unknown as { $on(event: 'query', listener: (event: { query: string }) => void): void }).$on('query', (event) => {
         for (const listener of this.statementListeners) listener(event.query);

@@ -92,9 +92,9 @@ export class TaskReader {
     return reading;
   }
 
-  /** The project's task list version (TaskListCache); 0 until its tasks first change. */
+  /** The project's task list version (TaskListCache); 0 until its tasks first change. Read before every list: prepared. */
   private async version(projectId: string): Promise<string> {
-    const [row] = await this.prisma.sql.$queryRaw<{ version: string }[]>`
+    const [row] = await this.prisma.preparedSql.$queryRaw<{ version: string }[]>`
       SELECT COALESCE((SELECT v.version FROM task_list_versions v WHERE v.project_id = ${projectId}::uuid), 0)::text AS version`;
     return row.version;
   }
