@@ -313,8 +313,8 @@ async function openDatabase(env) {
   if (env.DATABASE_URL) {
     const { Pool } = require('pg');
     // As many connections as the service's pool (src/database/database-engine.ts).
-    const pool = new Pool({ connectionString: env.DATABASE_URL, max: 10 });
-    pool.on('connect', (client) => void client.query("SET TIME ZONE 'UTC'").catch(() => undefined));
+    // UTC as a startup parameter, as the service does: a SET on connect would race the first query.
+    const pool = new Pool({ connectionString: env.DATABASE_URL, max: 10, options: '-c TimeZone=UTC' });
     return {
       query: async (statement) => (await pool.query(statement)).rows,
       async transaction(work) {
