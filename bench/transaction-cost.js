@@ -45,7 +45,7 @@ async function main() {
     const prisma = new PrismaClient({ adapter: engine.adapter });
     await prisma.$connect();
     const viaPrisma = (work) => prisma.$transaction((tx) => work((text, values) => tx.$queryRawUnsafe(text, ...values)));
-    const viaDriver = (work) => engine.transaction((query) => work(async (text, values) => (await query(text, values)).rows));
+    const viaDriver = (work) => engine.transaction((tx) => work(async (text, values) => (await tx.query(text, values)).rows));
     const results = {};
     // Twice each, alternating, so that neither way is measured only cold.
     for (const [name, run] of [

@@ -5,7 +5,7 @@ import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transacti
 import { Client, Pool } from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { createHash } from 'node:crypto';
-import type { DriverQuery } from './sql';
+import type { DriverQuery, DriverResult, DriverTransaction } from './sql';
 
 /** One connection's worth of raw SQL, used where a session matters (the migrator's advisory lock). */
 export interface SqlSession {
@@ -31,8 +31,11 @@ export interface DatabaseEngine {
    * (a look-up by a unique key): not for lists, whose plan depends on their filters.
    */
   preparedQuery: DriverQuery;
-  /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
-  transaction<T>(work: (query: DriverQuery) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction on one connection: committed when it resolves (unless its
+   * last statements were sent with the COMMIT, DriverTransaction.pipeline), rolled back when it throws.
+   */
+  transaction<T>(work: (tx: DriverTransaction) => Promise<T>): Promise<T>;
   /**
    * Calls `onNotify` with the payload of every NOTIFY on `channel` once its transaction has
    * committed, from any process on the same database. `null` means notifications may have been
@@ -104,8 +107,11 @@ function openPostgres(connectionString: string): DatabaseEngine {
   // the server's default; and a transaction left open by a bug must not hold its locks for
   // ever, so the server ends it. (Startup parameters, not a SET on connect: that SET would
   // race the first query the new connection is given.)
+  // pipeline: a write's last statements go out together (DriverTransaction.pipeline); a
+  // connection used one statement at a time behaves as without it.
   const pool = new Pool({
     connectionString,
+    pipeline: true,
     max: POOL_MAX,
     connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
     keepAlive: true,
@@ -162,16 +168,31 @@ function openPostgres(connectionString: string): DatabaseEngine {
       // process would crash on it. The connection is then given up, not returned to the pool.
       const lost = (error: Error) => (broken = error);
       client.on('error', lost);
+      const send = async (text: string, values: unknown[]): Promise<DriverResult> => {
+        const answer = await client.query({ name: statementName(text), text, values });
+        return { rows: answer.rows, affectedRows: answer.rowCount ?? 0 };
+      };
+      const ending = new TransactionEnd();
       try {
         await client.query(BEGIN_WRITE);
-        const result = await work(async (text, values) => {
-          const answer = await client.query({ name: statementName(text), text, values });
-          return { rows: answer.rows, affectedRows: answer.rowCount ?? 0 };
+        const result = await work({
+          query: (text, values) => ending.whileOpen(() => send(text, values)),
+          // The pool's connections are in pg's pipeline mode: each query goes out when it is
+          // made, without waiting for the answer to the one before, and PostgreSQL runs them in
+          // order. A failed statement aborts the transaction; the statements after it fail too,
+          // and a COMMIT sent with them ends it as a ROLLBACK.
+          pipeline: (statements, { commit }) =>
+            ending.whileOpen(async () => {
+              const sent: Promise<DriverResult | void>[] = statements.map(({ text, values }) => send(text, values));
+              if (commit) sent.push(ending.commit(async () => (await client.query('COMMIT')).command));
+              return (await firstFailure(sent)).slice(0, statements.length) as DriverResult[];
+            }),
         });
-        await client.query('COMMIT');
+        if (!ending.committed) await client.query('COMMIT');
         return result;
       } catch (error) {
         // A connection that cannot even roll back is given up, not handed to the next request.
+        // (After a pipelined COMMIT, the transaction is already over: ROLLBACK only warns.)
         await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError));
         throw error;
       } finally {
@@ -220,15 +241,64 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
     },
     // PGlite runs one transaction at a time; other statements wait for it, as query() does.
     preparedQuery: (text, values) => db._runExclusiveTransaction(() => preparedStatement(text, values)),
-    // Its statements are prepared once, as on PostgreSQL (preparedOnPglite says why).
+    // Its statements are prepared once, as on PostgreSQL (preparedOnPglite says why). PGlite runs
+    // in this process, so there is no round trip to save: a pipeline's statements run one after
+    // the other, then its COMMIT, which ends the transaction as on PostgreSQL.
     transaction: (work) =>
       db.transaction(async (tx) => {
         await tx.exec(GENERIC_PLANS);
-        return work(preparedStatement);
+        const ending = new TransactionEnd();
+        return work({
+          query: (text, values) => ending.whileOpen(() => preparedStatement(text, values)),
+          pipeline: (statements, { commit }) =>
+            ending.whileOpen(async () => {
+              const answers: DriverResult[] = [];
+              for (const { text, values } of statements) answers.push(await preparedStatement(text, values));
+              // PGlite's own COMMIT, once `work` returns, then finds the transaction over: nothing to do.
+              if (commit) await ending.commit(async () => (await tx.exec('COMMIT'))[0]?.command);
+              return answers;
+            }),
+        });
       }),
     poolStats: () => null,
     close: () => db.close(),
   };
+}
+
+/**
+ * The end of a write transaction that may come with its last statements (DriverTransaction.pipeline):
+ * once that COMMIT is sent, another statement is a bug in the caller, and fails instead of
+ * running outside the transaction; the engine then sends no COMMIT of its own.
+ */
+class TransactionEnd {
+  committed = false;
+
+  whileOpen<T>(send: () => Promise<T>): Promise<T> {
+    if (this.committed) return Promise.reject(new Error('This transaction has committed: no statement can follow its last ones'));
+    return send();
+  }
+
+  /**
+   * Sends the COMMIT (`send` answers its command tag). PostgreSQL answers ROLLBACK instead when
+   * the transaction had failed before: that must not pass for a commit.
+   */
+  async commit(send: () => Promise<string | undefined>): Promise<void> {
+    this.committed = true;
+    const command = await send();
+    if (command !== 'COMMIT') throw new Error(`The transaction ended with ${command ?? 'no answer'} instead of COMMIT`);
+  }
+}
+
+/**
+ * The answers of statements sent together, or the first one's error in the order sent: after
+ * a failed statement the transaction is aborted, and the ones behind it (a COMMIT too) only
+ * report that.
+ */
+async function firstFailure<T>(sent: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(sent);
+  const failed = settled.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((outcome) => (outcome as PromiseFulfilledResult<T>).value);
 }
 
 /**

@@ -2,7 +2,7 @@ import { OnApplicationShutdown } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { PrismaClient } from '../generated/prisma/client';
 import type { DatabaseEngine } from './database-engine';
-import { DriverQuery, Sql, SqlTransaction } from './sql';
+import { DriverQuery, DriverTransaction, Sql, SqlTransaction } from './sql';
 
 /**
  * Prisma Client on the engine chosen at start (PostgreSQL or PGlite). Services inject
@@ -19,7 +19,7 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
    */
   readonly preparedSql: Sql;
   private readonly statementListeners = new Set<(statement: string) => void>();
-  private readonly transactionQuery: (query: DriverQuery) => DriverQuery;
+  private readonly observeStatements: boolean;
 
   constructor(
     readonly engine: DatabaseEngine,
@@ -30,19 +30,13 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
       adapter: engine.adapter,
       log: options.observeStatements ? [{ emit: 'event', level: 'query' }] : [],
     });
-    const observed =
-      (query: DriverQuery): DriverQuery =>
-      (text, values) => {
-        for (const listener of this.statementListeners) listener(text);
-        return query(text, values);
-      };
-    this.transactionQuery = options.observeStatements ? observed : (query) => query;
-    this.sql = new Sql(this.transactionQuery(engine.query));
-    this.preparedSql = new Sql(this.transactionQuery(engine.preparedQuery));
+    this.observeStatements = options.observeStatements ?? false;
+    this.sql = new Sql(this.observed(engine.query));
+    this.preparedSql = new Sql(this.observed(engine.preparedQuery));
     if (options.observeStatements) {
-      (this as unknown as { $on(event: 'query', listener: (event: { query: string }) => void): void }).$on('query', (event) => {
-        for (const listener of this.statementListeners) listener(event.query);
-      });
+      (this as unknown as { $on(event: 'query', listener: (event: { query: string }) => void): void }).$on('query', (event) =>
+        this.reportStatement(event.query),
+      );
     }
   }
 
@@ -54,11 +48,35 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
    */
   async write<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
     const open = requestTransaction.getStore();
-    if (open) return work(open);
+    if (open) return work(open.joined());
     let tx!: SqlTransaction;
-    const result = await this.engine.transaction((query) => work((tx = new SqlTransaction(this.transactionQuery(query)))));
+    const result = await this.engine.transaction((driver) => work((tx = new SqlTransaction(this.observedTransaction(driver)))));
     tx.committed();
     return result;
+  }
+
+  /** `query`, reporting each statement to the onStatement listeners when observeStatements is on. */
+  private observed(query: DriverQuery): DriverQuery {
+    if (!this.observeStatements) return query;
+    return (text, values) => {
+      this.reportStatement(text);
+      return query(text, values);
+    };
+  }
+
+  private observedTransaction(driver: DriverTransaction): DriverTransaction {
+    if (!this.observeStatements) return driver;
+    return {
+      query: this.observed(driver.query),
+      pipeline: (statements, options) => {
+        for (const { text } of statements) this.reportStatement(text);
+        return driver.pipeline(statements, options);
+      },
+    };
+  }
+
+  private reportStatement(text: string): void {
+    for (const listener of this.statementListeners) listener(text);
   }
 
   /** Runs `work` with every `write` inside it joining `tx`. */

@@ -1,7 +1,25 @@
 import { Prisma } from '../generated/prisma/client';
 
-/** One statement on the database driver: rows and how many rows it changed. */
-export type DriverQuery = (text: string, values: unknown[]) => Promise<{ rows: unknown[]; affectedRows: number }>;
+/** What one statement answered: its rows and how many rows it changed. */
+export interface DriverResult {
+  rows: unknown[];
+  affectedRows: number;
+}
+
+/** One statement on the database driver. */
+export type DriverQuery = (text: string, values: unknown[]) => Promise<DriverResult>;
+
+/** A write transaction on the driver, as DatabaseEngine.transaction hands it to its work. */
+export interface DriverTransaction {
+  query: DriverQuery;
+  /**
+   * Sends `statements` without waiting for each answer before sending the next (on PostgreSQL,
+   * one round trip), and with `commit` the COMMIT behind them, after which the transaction is
+   * over. The database runs them in order, each seeing what the ones before it did. Answers each
+   * statement's result, or rejects with the first one's error (the transaction then rolls back).
+   */
+  pipeline(statements: { text: string; values: unknown[] }[], options: { commit: boolean }): Promise<DriverResult[]>;
+}
 
 /**
  * SQL sent straight through the database driver (pg, or PGlite), with the same tagged
@@ -32,6 +50,49 @@ export class Sql {
 export class SqlTransaction extends Sql {
   private readonly onCommit: (() => void)[] = [];
 
+  /** `outer`: the transaction this write joined (an Idempotency-Key's, src/idempotency), which commits it. */
+  constructor(
+    private readonly driver: DriverTransaction,
+    private readonly outer?: SqlTransaction,
+  ) {
+    super(driver.query);
+  }
+
+  /** The same transaction for a write that joins it: its `finish` leaves the COMMIT to this one. */
+  joined(): SqlTransaction {
+    return new SqlTransaction(this.driver, this);
+  }
+
+  /**
+   * Sends `queries` together, without waiting for each answer before sending the next: one round
+   * trip. The database runs them in order, each seeing what the ones before it did. Answers
+   * each statement's rows, in order.
+   */
+  async pipeline<T extends unknown[][] = unknown[][]>(...queries: Prisma.Sql[]): Promise<T> {
+    return this.send(queries, false);
+  }
+
+  /**
+   * Sends this write's last statements as `pipeline` does, with the COMMIT behind them; no
+   * statement may follow. In a write that joined an outer transaction the COMMIT is left to the
+   * outer one, which goes on after them.
+   *
+   * Why: a change's last statements hold its project's event numbers until COMMIT (ChangeLog),
+   * so every write of the project waits for them; sent one at a time, each also waited for Node
+   * to read an answer and send the next statement, which a busy process makes slow.
+   */
+  async finish<T extends unknown[][] = unknown[][]>(...queries: Prisma.Sql[]): Promise<T> {
+    return this.send(queries, this.outer === undefined);
+  }
+
+  private async send<T extends unknown[][]>(queries: Prisma.Sql[], commit: boolean): Promise<T> {
+    const answers = await this.driver.pipeline(
+      queries.map((query) => ({ text: query.text, values: query.values })),
+      { commit },
+    );
+    return answers.map((answer) => answer.rows) as T;
+  }
+
   /**
    * Takes the transaction-scoped advisory lock named `name`, waiting for it: the transactions
    * that take it run that part one at a time, across instances. A statement sent after this one
@@ -44,19 +105,25 @@ export class SqlTransaction extends Sql {
 
   /** The same lock without waiting: false when another transaction holds it. */
   async tryLock(name: string): Promise<boolean> {
-    const [row] = await this.$queryRaw<{ locked: boolean }[]>`SELECT pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) AS locked`;
+    const [row] = await this.$queryRaw<{ locked: boolean }[]>(tryLockStatement(name));
     return row.locked;
   }
 
   /** Runs `then` once the transaction has committed (never if it rolls back): counters of what it wrote, say. */
   afterCommit(then: () => void): void {
-    this.onCommit.push(then);
+    if (this.outer) this.outer.afterCommit(then);
+    else this.onCommit.push(then);
   }
 
   /** For PrismaService.write, after COMMIT. */
   committed(): void {
     for (const then of this.onCommit) then();
   }
+}
+
+/** SqlTransaction.tryLock's statement (`locked`), to send with others (SqlTransaction.pipeline). */
+export function tryLockStatement(name: string): Prisma.Sql {
+  return Prisma.sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) AS locked`;
 }
 
 /**

@@ -1,0 +1,76 @@
+import { PrismaService } from '../src/database/prisma.service';
+import { Prisma } from '../src/generated/prisma/client';
+import { startTestApp, TestApp } from './support/test-app';
+
+// What PrismaService.write promises every service, on both engines: a write's last statements
+// (SqlTransaction.finish) go out together with its COMMIT, and stand or fall with the write.
+// Services rely on it through ChangeLog.record and the Idempotency-Key's stored answer.
+describe('write transactions', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.prisma.$executeRawUnsafe('CREATE TABLE write_test (id int PRIMARY KEY)');
+  });
+  afterAll(() => t.close());
+  beforeEach(() => t.prisma.$executeRawUnsafe('DELETE FROM write_test'));
+
+  const stored = async () => (await t.prisma.$queryRaw<{ id: number }[]>`SELECT id FROM write_test ORDER BY id`).map((row) => row.id);
+  const insert = (id: number) => Prisma.sql`INSERT INTO write_test VALUES (${id})`;
+
+  it('commits the write with its last statements, each seeing what the ones before it wrote, and answers their rows in order', async () => {
+    const answers = await t.prisma.write(async (tx) => {
+      await tx.$executeRaw(insert(1));
+      return tx.finish(insert(2), Prisma.sql`SELECT count(*)::int AS n FROM write_test`);
+    });
+    expect(answers).toEqual([[], [{ n: 2 }]]);
+    expect(await stored()).toEqual([1, 2]);
+  });
+
+  it('rolls the whole write back when one of its last statements fails, with that statement’s error', async () => {
+    const write = t.prisma.write(async (tx) => {
+      await tx.$executeRaw(insert(1));
+      await tx.finish(insert(2), insert(2), insert(3));
+    });
+    await expect(write).rejects.toMatchObject({ code: '23505' });
+    expect(await stored()).toEqual([]);
+  });
+
+  it('runs no statement after the last ones: it fails, and what the write did stays committed', async () => {
+    const write = t.prisma.write(async (tx) => {
+      await tx.finish(insert(1));
+      await tx.$executeRaw(insert(2));
+    });
+    await expect(write).rejects.toThrow('This transaction has committed: no statement can follow its last ones');
+    expect(await stored()).toEqual([1]);
+  });
+
+  it('leaves the COMMIT of a write that joined a transaction to that transaction: both commit, or neither', async () => {
+    const joined = (then: () => Promise<void>) =>
+      t.prisma.write((outer) =>
+        PrismaService.withinTransaction(outer, async () => {
+          await t.prisma.write((inner) => inner.finish(insert(1)));
+          await then();
+          await outer.finish(insert(2));
+        }),
+      );
+    await expect(
+      joined(async () => {
+        throw new Error('the outer transaction fails after the joined write');
+      }),
+    ).rejects.toThrow('the outer transaction fails');
+    expect(await stored()).toEqual([]);
+    await joined(async () => undefined);
+    expect(await stored()).toEqual([1, 2]);
+  });
+
+  it('sends statements together without committing (pipeline), the transaction going on after them', async () => {
+    const write = t.prisma.write(async (tx) => {
+      const [, [row]] = await tx.pipeline<[unknown[], { n: number }[]]>(insert(1), Prisma.sql`SELECT count(*)::int AS n FROM write_test`);
+      expect(row.n).toBe(1);
+      await tx.$executeRaw(insert(2));
+      throw new Error('rolled back after the pipeline');
+    });
+    await expect(write).rejects.toThrow('rolled back after the pipeline');
+    expect(await stored()).toEqual([]);
+  });
+});
