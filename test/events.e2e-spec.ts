@@ -278,5 +278,38 @@ describe('events and the change feed', () => {
       const total = writers * changesEach;
       expect(seen).toEqual(Array.from({ length: total }, (_, index) => index + 1));
     }, 180_000);
+
+    it('shows in each event the rows as every change numbered before it left them, even when the changes ran at once', async () => {
+      // Each round: tasks blocked by one blocker, then the blocker finished while every blocked
+      // task is renamed, all at once. A rename numbered after the blocker's event must show the
+      // task unblocked, one numbered before it blocked: an event built from a snapshot taken
+      // before its numbers (while it waited for the change before) would still show it blocked.
+      const project = await createProject(t, 'Events in commit order');
+      const rounds = engine === 'postgresql' ? 8 : 2;
+      const blockedEach = 12;
+      for (let round = 0; round < rounds; round++) {
+        const blocker = await createTask(project, { title: `Blocker ${round}` });
+        const blocked = [];
+        for (let i = 0; i < blockedEach; i++) {
+          const task = await createTask(project, { title: `Blocked ${round}.${i}` });
+          await project.api.post(`/api/v1/tasks/${task.id}/dependencies`, { blockedById: blocker.id }).expect(201);
+          blocked.push(task);
+        }
+        const start = (await eventsAfter(project)).at(-1)!.sequence;
+        await Promise.all([
+          project.api.patch(`/api/v1/tasks/${blocker.id}`, { status: 'done' }).expect(200),
+          ...blocked.map((task) => project.api.patch(`/api/v1/tasks/${task.id}`, { title: `Renamed ${task.title}` }).expect(200)),
+        ]);
+        const events = await eventsAfter(project, start);
+        expect(events).toHaveLength(blockedEach + 1);
+        const finished = events.find((event) => event.data.task.id === blocker.id)!;
+        for (const event of events.filter((event) => event !== finished)) {
+          expect({ sequence: event.sequence, blocked: event.data.task.blocked }).toEqual({
+            sequence: event.sequence,
+            blocked: event.sequence < finished.sequence,
+          });
+        }
+      }
+    }, 180_000);
   });
 });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import type { SqlTransaction } from '../database/sql';
+import { Prisma } from '../generated/prisma/client';
 import { MetricsRegistry } from '../metrics/metrics-registry';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import type { TaskDetailDto } from '../tasks/task.dto';
@@ -18,13 +19,15 @@ import { Change, CHANGES_CHANNEL, WEBHOOK_DELIVERIES_QUEUED } from './change';
  * change of the same project waits there and numbers its events only after this one has
  * committed (or rolled back, returning its numbers): sequences are gap-free and in commit
  * order, so a feed reader that has seen N has seen everything up to N. Record is the last work
- * of a change, which keeps that lock short.
+ * of a change, and its two statements go out with the COMMIT in one round trip
+ * (SqlTransaction.finish), which keeps that lock as short as the database's own work.
  *
- * Then one statement writes the rest. It starts after the numbers are taken, so it sees every
- * change numbered before this one: the event's `data` is built by PostgreSQL from the rows as
- * they are right after this change, in commit order (a blocker finished by the change before
- * shows here), with the same JSON definitions as the API's answers (task-view.sql.ts,
- * sprint-view.sql.ts). At commit, NOTIFY wakes the feed's long polls and the webhook workers.
+ * Then one statement writes the rest, numbering from the row the first one updated. It starts
+ * after the numbers are taken, so it sees every change numbered before this one: the event's
+ * `data` is built by PostgreSQL from the rows as they are right after this change, in commit
+ * order (a blocker finished by the change before shows here), with the same JSON definitions
+ * as the API's answers (task-view.sql.ts, sprint-view.sql.ts). At commit, NOTIFY wakes the
+ * feed's long polls and the webhook workers.
  */
 @Injectable()
 export class ChangeLog {
@@ -60,12 +63,15 @@ export class ChangeLog {
     const taskIds = rows.flatMap((row) => (row.task_id ? [row.task_id] : []));
     const sprintIds = rows.flatMap((row) => (row.sprint_id ? [row.sprint_id] : []));
     const at = change.at.toISOString();
-    const [{ before }] = await tx.$queryRaw<{ before: string }[]>`
+    const takeNumbers = Prisma.sql`
       INSERT INTO event_sequences AS s (project_id, last_sequence) VALUES (${change.projectId}::uuid, ${count})
-      ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + ${count}
-      RETURNING (s.last_sequence - ${count})::text AS before`;
-    const [row] = await tx.$queryRaw<{ tasks: RecordedTasks }[]>`
-      WITH input AS (
+      ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + ${count}`;
+    const writeTheRest = Prisma.sql`
+      WITH numbered AS (
+        -- The numbers the first statement took: this transaction's own update of the row.
+        SELECT last_sequence - ${count} AS before FROM event_sequences WHERE project_id = ${change.projectId}::uuid
+      ),
+      input AS (
         SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
           AS r(ord int, task_id uuid, sprint_id uuid, action text, changes json, blocked_by_id uuid)
       ),
@@ -87,13 +93,14 @@ export class ChangeLog {
       ),
       events AS (
         INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
-        SELECT ${change.projectId}::uuid, ${before}::bigint + i.ord, kind || '.' || i.action, ${change.actor}, ${at}::timestamptz,
+        SELECT ${change.projectId}::uuid, n.before + i.ord, kind || '.' || i.action, ${change.actor}, ${at}::timestamptz,
                CASE
                  WHEN i.action = 'updated' THEN json_build_object(kind, view, 'changes', i.changes)
                  WHEN i.blocked_by_id IS NOT NULL THEN json_build_object(kind, view, 'blockedById', i.blocked_by_id)
                  ELSE json_build_object(kind, view)
                END
           FROM input i
+         CROSS JOIN numbered n
          CROSS JOIN LATERAL (SELECT CASE WHEN i.task_id IS NOT NULL THEN 'task' ELSE 'sprint' END AS kind) k
          -- A task or sprint destroyed by the change is shown as its id alone.
          CROSS JOIN LATERAL (
@@ -116,6 +123,7 @@ export class ChangeLog {
                ${change.projectId}::text || CASE WHEN EXISTS (SELECT FROM deliveries) THEN ${WEBHOOK_DELIVERIES_QUEUED}::text ELSE '' END
              )::text AS notified,
              (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM task_views v) AS tasks`;
+    const [, [row]] = await tx.finish<[unknown[], { tasks: RecordedTasks }[]]>(takeNumbers, writeTheRest);
     tx.afterCommit(() => {
       for (const record of change.records) this.appended.inc({ type: `${'task' in record ? 'task' : 'sprint'}.${record.action}` });
     });
