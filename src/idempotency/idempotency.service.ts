@@ -1,11 +1,13 @@
 import { HttpStatus, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { Response } from 'express';
+import { databaseViolation } from '../common/errors/database-errors';
 import { Problem } from '../common/errors/problem';
 import { answerBody } from '../common/http/entity-tag';
 import { JSON_CONTENT_TYPE } from '../common/http/json-text';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PrismaService } from '../database/prisma.service';
-import { inBatches, Sql } from '../database/sql';
+import { inBatches, tryLockStatement } from '../database/sql';
+import { Prisma } from '../generated/prisma/client';
 
 /** What a write answered, as it is stored and replayed. */
 interface StoredAnswer {
@@ -69,22 +71,22 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
     write: () => Promise<unknown>,
   ): Promise<string | undefined> {
     const slot = `${keyId}:${idempotencyKey}`;
-    const lookUp = (sql: Sql) => sql.$queryRaw<StoredAnswer[]>`
-      SELECT fingerprint, status, headers, body FROM idempotent_requests
-       WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey} AND expires_at > now()`;
-    const replayOrRefuse = async (sql: Sql) => {
-      const [stored] = await lookUp(sql);
+    if (this.inFlight.has(slot)) {
+      const [stored] = await this.prisma.sql.$queryRaw<StoredAnswer[]>(lookUp(keyId, idempotencyKey));
       if (stored) return replay(stored, fingerprint, response);
       throw inProgress();
-    };
-    if (this.inFlight.has(slot)) return replayOrRefuse(this.prisma.sql);
+    }
     this.inFlight.add(slot);
     try {
       return await this.prisma.write(async (tx) => {
-        if (!(await tx.tryLock(`idempotency:${slot}`))) return replayOrRefuse(tx);
-        // Looked up after the lock, in a statement of its own: a twin that held it has committed its answer.
-        const [stored] = await lookUp(tx);
+        // The key's lock without waiting, then, in a statement of its own (sent with it), the look-up:
+        // it starts after the lock is taken, so it sees the answer of a twin that held the lock.
+        const [[{ locked }], [stored]] = await tx.pipeline<[{ locked: boolean }[], StoredAnswer[]]>(
+          tryLockStatement(`idempotency:${slot}`),
+          lookUp(keyId, idempotencyKey),
+        );
         if (stored) return replay(stored, fingerprint, response);
+        if (!locked) throw inProgress();
 
         const result = await PrismaService.withinTransaction(tx, write);
         const body = result === undefined ? '' : answerBody(result);
@@ -92,17 +94,22 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
         if (response.statusCode >= 200 && response.statusCode < 300) {
           const headers = { location: header(response, 'Location'), etag: header(response, 'ETag') };
           const expiresAt = new Date(Date.now() + this.config.idempotencyTtlHours * 3_600_000).toISOString();
+          // The answer goes out with the COMMIT (SqlTransaction.finish): this transaction may hold
+          // the project's event numbers (ChangeLog), which every write of the project waits for.
           // An expired answer not yet swept away is replaced. A live one cannot be there (the lock
-          // and the look-up above); if it were, nothing is written and the change rolls back.
-          const stored = await tx.$executeRaw`
-            INSERT INTO idempotent_requests AS r (key_id, idempotency_key, fingerprint, status, headers, body, expires_at)
-            VALUES (${keyId}::uuid, ${idempotencyKey}, ${fingerprint}, ${response.statusCode}, ${JSON.stringify(headers)}::json, ${body},
-                    ${expiresAt}::timestamptz)
-            ON CONFLICT (key_id, idempotency_key) DO UPDATE
-              SET fingerprint = EXCLUDED.fingerprint, status = EXCLUDED.status, headers = EXCLUDED.headers, body = EXCLUDED.body,
-                  created_at = now(), expires_at = EXCLUDED.expires_at
-            WHERE r.expires_at <= now()`;
-          if (stored === 0) throw inProgress();
+          // and the look-up above); if it were, the insert fails and the change rolls back.
+          try {
+            await tx.finish(
+              Prisma.sql`DELETE FROM idempotent_requests
+                          WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey} AND expires_at <= now()`,
+              Prisma.sql`INSERT INTO idempotent_requests (key_id, idempotency_key, fingerprint, status, headers, body, expires_at)
+                         VALUES (${keyId}::uuid, ${idempotencyKey}, ${fingerprint}, ${response.statusCode}, ${JSON.stringify(headers)}::json,
+                                 ${body}, ${expiresAt}::timestamptz)`,
+            );
+          } catch (error) {
+            if (databaseViolation(error) === 'unique') throw inProgress();
+            throw error;
+          }
         }
         return body === '' ? undefined : body;
       });
@@ -121,6 +128,13 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
          WHERE (key_id, idempotency_key) IN (SELECT key_id, idempotency_key FROM idempotent_requests WHERE expires_at <= now() LIMIT ${SWEEP_BATCH})`,
     );
   }
+}
+
+/** The live answer stored for an API key's Idempotency-Key, if any. */
+function lookUp(keyId: string, idempotencyKey: string): Prisma.Sql {
+  return Prisma.sql`
+    SELECT fingerprint, status, headers, body FROM idempotent_requests
+     WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey} AND expires_at > now()`;
 }
 
 /** The stored answer again, byte for byte, or 422 when the key was used for another request. */
