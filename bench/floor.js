@@ -24,8 +24,9 @@
 // statement), the task and its labels (one), and the change recorded: its event numbers taken
 // on the project's event_sequences row (one), then its history entry, its event and its
 // webhook deliveries, read back as the API's JSON (one; see RECORD_STATEMENT for how close to
-// src/changes/change-log.service.ts), then COMMIT. No validation beyond what the bench sends,
-// no idempotency, no framework.
+// src/changes/change-log.service.ts), then COMMIT, these last three sent together in one round
+// trip as the service sends them (pg's pipeline mode). No validation beyond what the bench
+// sends, no idempotency, no framework.
 //
 // Run as its own process (like the service), so that it never shares an event loop with
 // the load generator: node bench/floor.js, with PORT and DATABASE_URL or DATA_DIR.
@@ -108,10 +109,12 @@ const taskView = (trash) => `json_build_object(
     'completedAt', ${iso('t.completed_at')}, 'createdAt', ${iso('t.created_at')}, 'updatedAt', ${iso('t.updated_at')},${trash ? ` 'deletedAt', ${iso('t.deleted_at')},` : ''}
     'blocked', ${BLOCKED}${trash ? '' : `, 'dependencies', json_build_object('blockedBy', ${REFS('task_id', 'blocked_by_id')}, 'blocks', ${REFS('blocked_by_id', 'task_id')})`})`;
 
-// The change, in two statements as src/changes/change-log.service.ts records it. First the event numbers, taken on the project's event_sequences
+// The change, in two statements as src/changes/change-log.service.ts records it, sent with the
+// COMMIT in one round trip. First the event numbers, taken on the project's event_sequences
 // row, whose lock then orders the project's changes until COMMIT. Then, in a statement that
-// starts after the numbers are taken, the history entries, the events (built from the rows as
-// the change left them), the webhook deliveries and NOTIFY, and the tasks read back.
+// starts after the numbers are taken (and numbers from the row the first one updated), the
+// history entries, the events (built from the rows as the change left them), the webhook
+// deliveries and NOTIFY, and the tasks read back.
 //
 // What differs from the service's statement: the task view is the floor's own SQL (the same
 // JSON, key for key, but written here, not taken from src/tasks/task-view.sql.ts); only task
@@ -120,32 +123,32 @@ const taskView = (trash) => `json_build_object(
 // of the service's LATERAL joins; NOTIFY always names the project and adds ':webhooks' when
 // deliveries were queued, as the service does.
 
-/** The next event numbers: $1 project, $2 how many. Answers the last number before them. */
+/** The next event numbers: $1 project, $2 how many. */
 const NUMBER_STATEMENT = `
 INSERT INTO event_sequences AS s (project_id, last_sequence) VALUES ($1::uuid, $2::int)
-ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + $2::int
-RETURNING (s.last_sequence - $2::int)::text AS before`;
+ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + $2::int`;
 
 /**
  * The rest of the change: history entries, events, webhook deliveries and NOTIFY, and the
  * tasks as the change left them. $1 project, $2 actor, $3 time, $4 the records as JSON
- * [{ord, task_id, action, changes}], $5 the last event number before them, $6 the task ids
- * (an array, as the service passes them: the planner would scan the project for a subquery).
+ * [{ord, task_id, action, changes}], $5 the task ids (an array, as the service passes them:
+ * the planner would scan the project for a subquery), $6 how many records.
  */
 const RECORD_STATEMENT = `
-WITH input AS (SELECT * FROM json_to_recordset($4::json) AS r(ord int, task_id uuid, action text, changes json)),
+WITH numbered AS (SELECT last_sequence - $6::int AS before FROM event_sequences WHERE project_id = $1::uuid),
+input AS (SELECT * FROM json_to_recordset($4::json) AS r(ord int, task_id uuid, action text, changes json)),
 history AS (
   INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
   SELECT $1::uuid, i.task_id, $2, i.action, COALESCE(i.changes, '[]'::json), $3::timestamptz FROM input i),
 views AS (
   SELECT t.id, CASE WHEN t.deleted_at IS NULL THEN ${taskView(false)} ELSE ${taskView(true)} END AS view
     FROM tasks t LEFT JOIN memberships a ON a.id = t.assignee_id LEFT JOIN sprints s ON s.id = t.sprint_id
-   WHERE t.id = ANY($6::uuid[]) AND t.project_id = $1::uuid),
+   WHERE t.id = ANY($5::uuid[]) AND t.project_id = $1::uuid),
 events AS (
   INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
-  SELECT $1::uuid, $5::bigint + i.ord, 'task.' || i.action, $2, $3::timestamptz,
+  SELECT $1::uuid, n.before + i.ord, 'task.' || i.action, $2, $3::timestamptz,
          CASE WHEN i.action = 'updated' THEN json_build_object('task', v.view, 'changes', i.changes) ELSE json_build_object('task', v.view) END
-    FROM input i JOIN views v ON v.id = i.task_id
+    FROM input i JOIN views v ON v.id = i.task_id CROSS JOIN numbered n
   RETURNING id, type),
 deliveries AS (
   INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at)
@@ -174,13 +177,24 @@ const LOCK_STATEMENT = `SELECT title, priority::text FROM tasks WHERE id = $1::u
 async function write(db, req, url, key, body) {
   const actor = `${key.name} (API)`;
   const now = new Date().toISOString();
+  // The change's last statements, with the COMMIT.
   const record = async (tx, records) => {
-    const [{ before }] = await tx.query({ name: 'floor_number', text: NUMBER_STATEMENT, values: [key.project_id, records.length] });
-    return tx.query({
-      name: 'floor_record',
-      text: RECORD_STATEMENT,
-      values: [key.project_id, actor, now, JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r }))), before, records.map((r) => r.task_id)],
-    });
+    const [, rows] = await tx.finish([
+      { name: 'floor_number', text: NUMBER_STATEMENT, values: [key.project_id, records.length] },
+      {
+        name: 'floor_record',
+        text: RECORD_STATEMENT,
+        values: [
+          key.project_id,
+          actor,
+          now,
+          JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r }))),
+          records.map((r) => r.task_id),
+          records.length,
+        ],
+      },
+    ]);
+    return rows;
   };
   const task = /^\/api\/v1\/tasks\/([0-9a-f-]{36})$/.exec(url.pathname);
   const restore = /^\/api\/v1\/trash\/([0-9a-f-]{36})\/restore$/.exec(url.pathname);
@@ -314,15 +328,25 @@ async function openDatabase(env) {
     const { Pool } = require('pg');
     // As many connections as the service's pool (src/database/database-engine.ts).
     // UTC as a startup parameter, as the service does: a SET on connect would race the first query.
-    const pool = new Pool({ connectionString: env.DATABASE_URL, max: 10, options: '-c TimeZone=UTC' });
+    // pipeline: the last statements and the COMMIT go out together (finish), as the service sends them.
+    const pool = new Pool({ connectionString: env.DATABASE_URL, max: 10, options: '-c TimeZone=UTC', pipeline: true });
     return {
       query: async (statement) => (await pool.query(statement)).rows,
       async transaction(work) {
         const client = await pool.connect();
+        let committed = false;
         try {
           await client.query('BEGIN');
-          const result = await work({ query: async (statement) => (await client.query(statement)).rows });
-          await client.query('COMMIT');
+          const result = await work({
+            query: async (statement) => (await client.query(statement)).rows,
+            async finish(statements) {
+              committed = true;
+              const answers = await Promise.all([...statements.map((statement) => client.query(statement)), client.query('COMMIT')]);
+              if (answers.pop().command !== 'COMMIT') throw new Error('rolled back');
+              return answers.map((answer) => answer.rows);
+            },
+          });
+          if (!committed) await client.query('COMMIT');
           return result;
         } catch (error) {
           await client.query('ROLLBACK').catch(() => undefined);
@@ -339,7 +363,18 @@ async function openDatabase(env) {
   const db = await PGlite.create({ dataDir: env.DATA_DIR, extensions: { pg_trgm } });
   return {
     query: async (statement) => (await db.query(statement.text, statement.values)).rows,
-    transaction: (work) => db.transaction((tx) => work({ query: async (statement) => (await tx.query(statement.text, statement.values)).rows })),
+    transaction: (work) =>
+      db.transaction((tx) => {
+        const query = async (statement) => (await tx.query(statement.text, statement.values)).rows;
+        return work({
+          query,
+          async finish(statements) {
+            const answers = [];
+            for (const statement of statements) answers.push(await query(statement));
+            return answers;
+          },
+        });
+      }),
     close: () => db.close(),
   };
 }
