@@ -5,7 +5,7 @@ import { Prisma } from '../generated/prisma/client';
 import { MetricsRegistry } from '../metrics/metrics-registry';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import type { TaskDetailDto } from '../tasks/task.dto';
-import { TASK_VIEW_JOINS, taskJson } from '../tasks/task-view.sql';
+import { TASK_VIEW_CTES, TASK_VIEW_JOINS, taskJson } from '../tasks/task-view.sql';
 import { Change, CHANGES_CHANNEL, WEBHOOK_DELIVERIES_QUEUED } from './change';
 
 /**
@@ -83,6 +83,7 @@ export class ChangeLog {
       shown AS (
         SELECT t.* FROM tasks t WHERE t.id = ANY(${taskIds}::uuid[]) AND t.project_id = ${change.projectId}::uuid
       ),
+      ${TASK_VIEW_CTES},
       task_views AS (
         SELECT t.id, CASE WHEN t.deleted_at IS NULL THEN ${taskJson({ detail: true })} ELSE ${taskJson({ trash: true })} END AS view
           FROM shown t ${TASK_VIEW_JOINS}

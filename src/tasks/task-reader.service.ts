@@ -9,7 +9,7 @@ import type { TaskDetailDto, TaskDto } from './task.dto';
 import type { TaskListFilter } from './task-list-filters';
 import { RememberedTotal, TaskListCache } from './task-list-cache';
 import { isoTimestamp } from '../common/dates';
-import { TASK_VIEW_JOINS, taskJson } from './task-view.sql';
+import { TASK_VIEW_CTES, TASK_VIEW_JOINS, taskJson } from './task-view.sql';
 
 /** The two lists of tasks: the task list, newest created first, and the trash, most recently deleted first. */
 export type TaskListOrder = 'created' | 'deleted';
@@ -129,6 +129,7 @@ export class TaskReader {
         SELECT t.*, ${sortColumn} AS sort_at, row_number() OVER (ORDER BY ${sortColumn} DESC, t.id DESC) AS position
           FROM (SELECT t.* FROM tasks t WHERE ${matches} ${keyset} ORDER BY ${sortColumn} DESC, t.id DESC LIMIT ${limit + 1}) t
       ),
+      ${TASK_VIEW_CTES},
       version AS (
         SELECT COALESCE(v.version, 0) AS version, COALESCE(v.deltas_from, 0) AS deltas_from
           FROM (SELECT 1) one LEFT JOIN task_list_versions v ON v.project_id = ${projectId}::uuid
@@ -159,7 +160,8 @@ export class TaskReader {
     const rows = await db.$queryRaw<{ task: TaskDetailDto }[]>`
       WITH shown AS (
         SELECT t.* FROM tasks t WHERE t.id = ${taskId}::uuid AND t.project_id = ${projectId}::uuid AND t.deleted_at IS NULL
-      )
+      ),
+      ${TASK_VIEW_CTES}
       SELECT ${taskJson({ detail: true })} AS task FROM shown t ${TASK_VIEW_JOINS}`;
     return rows[0]?.task ?? null;
   }
