@@ -28,8 +28,9 @@ async function captureServiceSql(call, answer = { tasks: '[]', total: 0, version
       return Promise.resolve([answer]);
     },
   };
-  // The hot reads go through PrismaService.sql (the driver), the rest through Prisma itself.
+  // The hot reads go through PrismaService.sql and .preparedSql (the driver), the rest through Prisma itself.
   recorder.sql = recorder;
+  recorder.preparedSql = recorder;
   await call(recorder);
   if (!captured) throw new Error('the service sent no raw statement');
   return { text: captured.text, values: captured.values.map((value) => (value instanceof Date ? value.toISOString() : value)) };
