@@ -43,6 +43,13 @@ export interface DatabaseEngine {
    * Closed with the engine.
    */
   listen(channel: string, onNotify: (payload: string | null) => void): Promise<void>;
+  /**
+   * What autovacuum does on PostgreSQL, for PGlite, which has none: VACUUM (ANALYZE) of every
+   * table that has grown by a fifth (and 8 pages) since it was last vacuumed or analyzed, or
+   * never was (GROWN_TABLES). Answers the tables done; none on PostgreSQL, whose autovacuum
+   * keeps them (src/database/embedded-maintenance.ts says why it matters).
+   */
+  vacuumGrownTables(): Promise<string[]>;
   /** The connection pool's state (metrics); null on PGlite, which has one in-process connection and no pool. */
   poolStats(): PoolStats | null;
   close(): Promise<void>;
@@ -74,6 +81,17 @@ function statementName(text: string): string {
  */
 const GENERIC_PLANS = 'SET LOCAL plan_cache_mode = force_generic_plan';
 const BEGIN_WRITE = `BEGIN; ${GENERIC_PLANS}`;
+
+/**
+ * The tables grown by a fifth and 8 pages since their last VACUUM or ANALYZE (which set
+ * pg_class.relpages), or never vacuumed nor analyzed and past 8 pages: autovacuum's default
+ * scale factor and threshold, by size, since PGlite keeps no count of changed rows.
+ */
+const GROWN_TABLES = `
+  SELECT c.relname AS name
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE n.nspname = current_schema() AND c.relkind = 'r'
+     AND pg_relation_size(c.oid) / current_setting('block_size')::int > c.relpages * 1.2 + 8`;
 
 /** How long a lost LISTEN connection waits before it connects again. */
 const RELISTEN_DELAY_MS = 1000;
@@ -212,6 +230,7 @@ function openPostgres(connectionString: string): DatabaseEngine {
         client.release();
       }
     },
+    vacuumGrownTables: async () => [],
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: POOL_MAX }),
     close: async () => {
       closed = true;
@@ -260,6 +279,14 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
             }),
         });
       }),
+    // query() and exec() wait for a transaction under way (PGlite's one session is every
+    // request's, and a VACUUM cannot run inside a transaction), then hold the database
+    // for as long as the statement takes.
+    async vacuumGrownTables() {
+      const grown = (await db.query<{ name: string }>(GROWN_TABLES)).rows.map((row) => row.name);
+      for (const name of grown) await db.exec(`VACUUM (ANALYZE) "${name}"`);
+      return grown;
+    },
     poolStats: () => null,
     close: () => db.close(),
   };

@@ -1,6 +1,7 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DatabaseEngine, openDatabase } from './database-engine';
+import { EmbeddedMaintenance } from './embedded-maintenance';
 import { applyMigrations } from './migrator';
 import { PrismaService } from './prisma.service';
 
@@ -14,7 +15,8 @@ export class DatabaseStart {
 
 /**
  * Opens the database at start, applies pending migrations, and provides PrismaService to
- * every module (the demo project of a new embedded database is src/demo's part).
+ * every module (the demo project of a new embedded database is src/demo's part); on the
+ * embedded database, vacuums it as autovacuum would (EmbeddedMaintenance).
  */
 @Global()
 @Module({
@@ -36,6 +38,7 @@ export class DatabaseStart {
       inject: [DatabaseStart, APP_CONFIG],
       useFactory: (start: DatabaseStart, config: AppConfig) => new PrismaService(start.engine, { observeStatements: config.observeStatements }),
     },
+    EmbeddedMaintenance,
   ],
   exports: [PrismaService, DatabaseStart],
 })
