@@ -15,6 +15,8 @@ interface StoredAnswer {
   status: number;
   headers: { location?: string; etag?: string };
   body: string;
+  /** false once expired: replayed no more, replaced by the next answer under its key. */
+  live: boolean;
 }
 
 /** How often expired answers are looked for, and how many one statement removes. */
@@ -73,7 +75,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
     const slot = `${keyId}:${idempotencyKey}`;
     if (this.inFlight.has(slot)) {
       const [stored] = await this.prisma.sql.$queryRaw<StoredAnswer[]>(lookUp(keyId, idempotencyKey));
-      if (stored) return replay(stored, fingerprint, response);
+      if (stored?.live) return replay(stored, fingerprint, response);
       throw inProgress();
     }
     this.inFlight.add(slot);
@@ -85,7 +87,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
           tryLockStatement(`idempotency:${slot}`),
           lookUp(keyId, idempotencyKey),
         );
-        if (stored) return replay(stored, fingerprint, response);
+        if (stored?.live) return replay(stored, fingerprint, response);
         if (!locked) throw inProgress();
 
         const result = await PrismaService.withinTransaction(tx, write);
@@ -96,12 +98,13 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
           const expiresAt = new Date(Date.now() + this.config.idempotencyTtlHours * 3_600_000).toISOString();
           // The answer goes out with the COMMIT (SqlTransaction.finish): this transaction may hold
           // the project's event numbers (ChangeLog), which every write of the project waits for.
-          // An expired answer not yet swept away is replaced. A live one cannot be there (the lock
-          // and the look-up above); if it were, the insert fails and the change rolls back.
+          // An expired answer not yet swept away is removed first. A live one cannot be there (the
+          // lock and the look-up above); if it were, the insert fails and the change rolls back.
+          const removeExpired = Prisma.sql`
+            DELETE FROM idempotent_requests WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey} AND expires_at <= now()`;
           try {
             await tx.finish(
-              Prisma.sql`DELETE FROM idempotent_requests
-                          WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey} AND expires_at <= now()`,
+              ...(stored ? [removeExpired] : []),
               Prisma.sql`INSERT INTO idempotent_requests (key_id, idempotency_key, fingerprint, status, headers, body, expires_at)
                          VALUES (${keyId}::uuid, ${idempotencyKey}, ${fingerprint}, ${response.statusCode}, ${JSON.stringify(headers)}::json,
                                  ${body}, ${expiresAt}::timestamptz)`,
@@ -130,11 +133,11 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
   }
 }
 
-/** The live answer stored for an API key's Idempotency-Key, if any. */
+/** The answer stored for an API key's Idempotency-Key, if any, live or expired. */
 function lookUp(keyId: string, idempotencyKey: string): Prisma.Sql {
   return Prisma.sql`
-    SELECT fingerprint, status, headers, body FROM idempotent_requests
-     WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey} AND expires_at > now()`;
+    SELECT fingerprint, status, headers, body, expires_at > now() AS live FROM idempotent_requests
+     WHERE key_id = ${keyId}::uuid AND idempotency_key = ${idempotencyKey}`;
 }
 
 /** The stored answer again, byte for byte, or 422 when the key was used for another request. */
