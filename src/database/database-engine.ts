@@ -44,12 +44,13 @@ export interface DatabaseEngine {
    */
   listen(channel: string, onNotify: (payload: string | null) => void): Promise<void>;
   /**
-   * What autovacuum does on PostgreSQL, for PGlite, which has none: VACUUM (ANALYZE) of every
-   * table that has grown by a fifth (and 8 pages) since it was last vacuumed or analyzed, or
-   * never was (GROWN_TABLES). Answers the tables done; none on PostgreSQL, whose autovacuum
-   * keeps them (src/database/embedded-maintenance.ts says why it matters).
+   * What autovacuum does on PostgreSQL, for PGlite, which has none: VACUUM and ANALYZE of the
+   * tables past autovacuum's thresholds (OVERDUE_TABLES), the most overdue first, one statement
+   * after another until `budgetMs` is spent (at least one). Answers the statements run; none on
+   * PostgreSQL, whose autovacuum keeps the tables (src/database/embedded-maintenance.ts says why
+   * it matters).
    */
-  vacuumGrownTables(): Promise<string[]>;
+  maintainTables(budgetMs: number): Promise<string[]>;
   /** The connection pool's state (metrics); null on PGlite, which has one in-process connection and no pool. */
   poolStats(): PoolStats | null;
   close(): Promise<void>;
@@ -83,15 +84,27 @@ const GENERIC_PLANS = 'SET LOCAL plan_cache_mode = force_generic_plan';
 const BEGIN_WRITE = `BEGIN; ${GENERIC_PLANS}`;
 
 /**
- * The tables grown by a fifth and 8 pages since their last VACUUM or ANALYZE (which set
- * pg_class.relpages), or never vacuumed nor analyzed and past 8 pages: autovacuum's default
- * scale factor and threshold, by size, since PGlite keeps no count of changed rows.
+ * The tables autovacuum would see to, with its default thresholds: VACUUM once the dead rows
+ * pass a fifth of the table (and 50), ANALYZE once the rows changed since the last ANALYZE pass
+ * a tenth (and 50), or the table has grown by a fifth and 8 pages since pg_class last learned its
+ * size (which catches what the change counts miss: PGlite keeps them only while it runs). The
+ * most overdue first. VACUUM alone for dead rows: ANALYZE reads a sample of the whole table,
+ * which a table that only has dead rows to clean does not need.
  */
-const GROWN_TABLES = `
-  SELECT c.relname AS name
-    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-   WHERE n.nspname = current_schema() AND c.relkind = 'r'
-     AND pg_relation_size(c.oid) / current_setting('block_size')::int > c.relpages * 1.2 + 8`;
+const OVERDUE_TABLES = `
+  WITH due AS (
+    SELECT c.relname AS name,
+           coalesce(s.n_dead_tup, 0) / (50 + 0.2 * greatest(c.reltuples, 0)) AS dead,
+           greatest(coalesce(s.n_mod_since_analyze, 0) / (50 + 0.1 * greatest(c.reltuples, 0)),
+                    pg_relation_size(c.oid) / current_setting('block_size')::int / (c.relpages * 1.2 + 8)) AS changed
+      FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+      LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+     WHERE n.nspname = current_schema() AND c.relkind = 'r')
+  SELECT name, dead > 1 AS vacuum, changed > 1 AS analyze
+    FROM due
+   WHERE dead > 1 OR changed > 1
+   ORDER BY greatest(dead, changed) DESC`;
 
 /** How long a lost LISTEN connection waits before it connects again. */
 const RELISTEN_DELAY_MS = 1000;
@@ -230,7 +243,7 @@ function openPostgres(connectionString: string): DatabaseEngine {
         client.release();
       }
     },
-    vacuumGrownTables: async () => [],
+    maintainTables: async () => [],
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: POOL_MAX }),
     close: async () => {
       closed = true;
@@ -282,10 +295,19 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
     // query() and exec() wait for a transaction under way (PGlite's one session is every
     // request's, and a VACUUM cannot run inside a transaction), then hold the database
     // for as long as the statement takes.
-    async vacuumGrownTables() {
-      const grown = (await db.query<{ name: string }>(GROWN_TABLES)).rows.map((row) => row.name);
-      for (const name of grown) await db.exec(`VACUUM (ANALYZE) "${name}"`);
-      return grown;
+    async maintainTables(budgetMs) {
+      const started = performance.now();
+      // The change counts reach pg_stat_user_tables at most once a second, unless asked.
+      await db.exec('SELECT pg_stat_force_next_flush()');
+      const due = (await db.query<{ name: string; vacuum: boolean; analyze: boolean }>(OVERDUE_TABLES)).rows;
+      const done: string[] = [];
+      for (const { name, vacuum, analyze } of due) {
+        if (done.length > 0 && performance.now() - started >= budgetMs) break;
+        const statement = vacuum ? `VACUUM${analyze ? ' (ANALYZE)' : ''} "${name}"` : `ANALYZE "${name}"`;
+        await db.exec(statement);
+        done.push(statement);
+      }
+      return done;
     },
     poolStats: () => null,
     close: () => db.close(),
