@@ -9,6 +9,8 @@ describe('the embedded database’s autovacuum', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp();
+    // Its timer stopped (and a pass under way finished): the test's passes are the only ones.
+    await t.app.get(EmbeddedMaintenance).beforeApplicationShutdown();
   });
   afterAll(() => t.close());
 
@@ -49,13 +51,14 @@ describe('the embedded database’s autovacuum', () => {
   }
 
   (engine === 'pglite' ? it : it.skip)('analyzes a table once it has grown by a fifth since it was last done, and not before (PGlite)', async () => {
-    await grow();
-    expect(await maintainAll()).toContain('ANALYZE "tasks"');
+    const { project } = await grow();
+    expect(await maintainAll()).toContain('ANALYZE tasks');
     const done = await tasksStatistics();
     expect(done.rows).toBeGreaterThanOrEqual(600);
-    expect(await maintainAll()).toEqual([]);
+    for (let i = 0; i < 5; i++) await project.api.post('/api/v1/tasks', { title: `One more ${i}` }).expect(201);
+    expect(await maintainAll()).not.toContain('ANALYZE tasks');
     await grow();
-    expect(await maintainAll()).toContain('ANALYZE "tasks"');
+    expect(await maintainAll()).toContain('ANALYZE tasks');
     expect((await tasksStatistics()).pages).toBeGreaterThan(done.pages);
   });
 
@@ -68,7 +71,7 @@ describe('the embedded database’s autovacuum', () => {
       // Each change of a title leaves its old row version dead: a fifth of the tasks and 50 more.
       const changed = ids.slice(0, Math.ceil(before.rows * 0.2) + 60);
       for (const id of changed) await project.api.patch(`/api/v1/tasks/${id}`, { title: `Renamed ${id}` }).expect(200);
-      expect(await maintainAll()).toContainEqual(expect.stringMatching(/^VACUUM( \(ANALYZE\))? "tasks"$/));
+      expect(await maintainAll()).toContainEqual(expect.stringMatching(/^VACUUM( \(ANALYZE\))? tasks$/));
       expect((await tasksStatistics()).dead).toBeLessThan(changed.length / 10);
     },
     60_000,

@@ -35,6 +35,16 @@ describe('write transactions', () => {
     expect(await stored()).toEqual([]);
   });
 
+  it('fails a write whose last statements failed even when its work caught that failure: nothing of it committed', async () => {
+    const write = t.prisma.write(async (tx) => {
+      await tx.$executeRaw(insert(1));
+      await tx.finish(insert(2), insert(2)).catch(() => undefined);
+      return 'the work went on as if it had committed';
+    });
+    await expect(write).rejects.toThrow();
+    expect(await stored()).toEqual([]);
+  });
+
   it('runs no statement after the last ones: it fails, and what the write did stays committed', async () => {
     const write = t.prisma.write(async (tx) => {
       await tx.finish(insert(1));

@@ -20,7 +20,8 @@ import { Change, CHANGES_CHANNEL, WEBHOOK_DELIVERIES_QUEUED } from './change';
  * committed (or rolled back, returning its numbers): sequences are gap-free and in commit
  * order, so a feed reader that has seen N has seen everything up to N. Record is the last work
  * of a change, and its two statements go out with the COMMIT in one round trip
- * (SqlTransaction.finish), which keeps that lock as short as the database's own work.
+ * (SqlTransaction.finish), which keeps that lock as short as the database's own work. (Under
+ * an Idempotency-Key the COMMIT follows one round trip later, with the stored answer.)
  *
  * Then one statement writes the rest, numbering from the row the first one updated. It starts
  * after the numbers are taken, so it sees every change numbered before this one: the event's

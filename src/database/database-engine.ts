@@ -32,8 +32,10 @@ export interface DatabaseEngine {
    */
   preparedQuery: DriverQuery;
   /**
-   * Runs `work` in one transaction on one connection: committed when it resolves (unless its
-   * last statements were sent with the COMMIT, DriverTransaction.pipeline), rolled back when it throws.
+   * Runs `work` in one transaction on one connection: committed when it resolves, rolled back
+   * when it throws. Unless its last statements were sent with the COMMIT
+   * (DriverTransaction.pipeline): the transaction then ends with them, committed or not, and
+   * `work` sends nothing after them. Resolves only if the transaction committed.
    */
   transaction<T>(work: (tx: DriverTransaction) => Promise<T>): Promise<T>;
   /**
@@ -93,7 +95,7 @@ const BEGIN_WRITE = `BEGIN; ${GENERIC_PLANS}`;
  */
 const OVERDUE_TABLES = `
   WITH due AS (
-    SELECT c.relname AS name,
+    SELECT quote_ident(c.relname) AS name,
            coalesce(s.n_dead_tup, 0) / (50 + 0.2 * greatest(c.reltuples, 0)) AS dead,
            greatest(coalesce(s.n_mod_since_analyze, 0) / (50 + 0.1 * greatest(c.reltuples, 0)),
                     pg_relation_size(c.oid) / current_setting('block_size')::int / (c.relpages * 1.2 + 8)) AS changed
@@ -139,7 +141,9 @@ function openPostgres(connectionString: string): DatabaseEngine {
   // ever, so the server ends it. (Startup parameters, not a SET on connect: that SET would
   // race the first query the new connection is given.)
   // pipeline: a write's last statements go out together (DriverTransaction.pipeline); a
-  // connection used one statement at a time behaves as without it.
+  // connection used one statement at a time behaves as without it, as long as no query asks
+  // for what pg's pipeline mode refuses (the `rows` option, cursors, streams: none here) or sets
+  // a query_timeout (which then destroys the connection).
   const pool = new Pool({
     connectionString,
     pipeline: true,
@@ -219,7 +223,8 @@ function openPostgres(connectionString: string): DatabaseEngine {
               return (await firstFailure(sent)).slice(0, statements.length) as DriverResult[];
             }),
         });
-        if (!ending.committed) await client.query('COMMIT');
+        if (!ending.committed) await ending.commit(async () => (await client.query('COMMIT')).command);
+        ending.settle();
         return result;
       } catch (error) {
         // A connection that cannot even roll back is given up, not handed to the next request.
@@ -303,7 +308,7 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
       const done: string[] = [];
       for (const { name, vacuum, analyze } of due) {
         if (done.length > 0 && performance.now() - started >= budgetMs) break;
-        const statement = vacuum ? `VACUUM${analyze ? ' (ANALYZE)' : ''} "${name}"` : `ANALYZE "${name}"`;
+        const statement = vacuum ? `VACUUM${analyze ? ' (ANALYZE)' : ''} ${name}` : `ANALYZE ${name}`;
         await db.exec(statement);
         done.push(statement);
       }
@@ -327,14 +332,30 @@ class TransactionEnd {
     return send();
   }
 
+  /** Why the COMMIT did not commit, once it has been answered. */
+  private failure: unknown;
+
   /**
    * Sends the COMMIT (`send` answers its command tag). PostgreSQL answers ROLLBACK instead when
    * the transaction had failed before: that must not pass for a commit.
    */
   async commit(send: () => Promise<string | undefined>): Promise<void> {
     this.committed = true;
-    const command = await send();
-    if (command !== 'COMMIT') throw new Error(`The transaction ended with ${command ?? 'no answer'} instead of COMMIT`);
+    try {
+      const command = await send();
+      if (command !== 'COMMIT') throw new Error(`The transaction ended with ${command ?? 'no answer'} instead of COMMIT`);
+    } catch (error) {
+      this.failure = error;
+      throw error;
+    }
+  }
+
+  /**
+   * Once the work has returned: a COMMIT sent with the last statements that did not commit fails
+   * the transaction, even when the work caught the failure of the statements it was sent with.
+   */
+  settle(): void {
+    if (this.failure !== undefined) throw this.failure;
   }
 }
 
