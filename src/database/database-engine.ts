@@ -207,6 +207,7 @@ function openPostgres(connectionString: string): DatabaseEngine {
         const answer = await client.query({ name: statementName(text), text, values });
         return { rows: answer.rows, affectedRows: answer.rowCount ?? 0 };
       };
+      const sendCommit = async () => (await client.query('COMMIT')).command;
       const ending = new TransactionEnd();
       try {
         await client.query(BEGIN_WRITE);
@@ -219,11 +220,11 @@ function openPostgres(connectionString: string): DatabaseEngine {
           pipeline: (statements, { commit }) =>
             ending.whileOpen(async () => {
               const sent: Promise<DriverResult | void>[] = statements.map(({ text, values }) => send(text, values));
-              if (commit) sent.push(ending.commit(async () => (await client.query('COMMIT')).command));
+              if (commit) sent.push(ending.commit(sendCommit));
               return (await firstFailure(sent)).slice(0, statements.length) as DriverResult[];
             }),
         });
-        if (!ending.committed) await ending.commit(async () => (await client.query('COMMIT')).command);
+        if (!ending.committed) await ending.commit(sendCommit);
         ending.settle();
         return result;
       } catch (error) {
@@ -285,7 +286,7 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
       db.transaction(async (tx) => {
         await tx.exec(GENERIC_PLANS);
         const ending = new TransactionEnd();
-        return work({
+        const result = await work({
           query: (text, values) => ending.whileOpen(() => preparedStatement(text, values)),
           pipeline: (statements, { commit }) =>
             ending.whileOpen(async () => {
@@ -296,6 +297,8 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
               return answers;
             }),
         });
+        ending.settle();
+        return result;
       }),
     // query() and exec() wait for a transaction under way (PGlite's one session is every
     // request's, and a VACUUM cannot run inside a transaction), then hold the database
@@ -326,14 +329,13 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
  */
 class TransactionEnd {
   committed = false;
+  /** Why the COMMIT did not commit, once it has been answered. */
+  private failure: unknown;
 
   whileOpen<T>(send: () => Promise<T>): Promise<T> {
     if (this.committed) return Promise.reject(new Error('This transaction has committed: no statement can follow its last ones'));
     return send();
   }
-
-  /** Why the COMMIT did not commit, once it has been answered. */
-  private failure: unknown;
 
   /**
    * Sends the COMMIT (`send` answers its command tag). PostgreSQL answers ROLLBACK instead when

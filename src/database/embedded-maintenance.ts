@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { PrismaService } from './prisma.service';
 
 /** How often the embedded database's tables are looked at. */
@@ -23,7 +23,7 @@ const PASS_BUDGET_MS = 50;
  * the database for 1.7 s in a write-heavy bench. Nothing to do on PostgreSQL: its autovacuum.
  */
 @Injectable()
-export class EmbeddedMaintenance implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
+export class EmbeddedMaintenance implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(EmbeddedMaintenance.name);
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
@@ -45,11 +45,7 @@ export class EmbeddedMaintenance implements OnApplicationBootstrap, OnModuleDest
     pass();
   }
 
-  onModuleDestroy(): void {
-    clearInterval(this.timer);
-  }
-
-  /** The database closes after this: a pass under way finishes first. */
+  /** The timer stops, and a pass under way finishes: the database closes after this. */
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
