@@ -1,6 +1,8 @@
 import { PrismaService } from '../src/database/prisma.service';
+import { RetryTransaction } from '../src/database/sql';
 import { Prisma } from '../src/generated/prisma/client';
-import { startTestApp, TestApp } from './support/test-app';
+import { counter } from './support/races';
+import { engine, startTestApp, TestApp } from './support/test-app';
 
 // What PrismaService.write promises every service, on both engines: a write's last statements
 // (SqlTransaction.finish) go out together with its COMMIT, and stand or fall with the write.
@@ -71,6 +73,70 @@ describe('write transactions', () => {
     expect(await stored()).toEqual([]);
     await joined(async () => undefined);
     expect(await stored()).toEqual([1, 2]);
+  });
+
+  describe('retries (docs/locking.md)', () => {
+    let baseUrl: string;
+    beforeAll(async () => {
+      await t.app.listen(0, '127.0.0.1');
+      baseUrl = `http://127.0.0.1:${(t.app.getHttpServer().address() as { port: number }).port}`;
+    });
+    const retries = (reason: string) => counter(baseUrl, 'db_write_retries_total', { reason });
+
+    it('runs a write that asks for it (RetryTransaction) again in a new transaction, counted in /metrics; the failed attempt leaves nothing', async () => {
+      const before = await retries('locks_moved');
+      let attempts = 0;
+      const answer = await t.prisma.write(async (tx) => {
+        await tx.$executeRaw(insert(++attempts));
+        if (attempts === 1) throw new RetryTransaction('the test asks for it');
+        return 'done';
+      });
+      expect([answer, attempts]).toEqual(['done', 2]);
+      expect(await stored()).toEqual([2]);
+      expect((await retries('locks_moved')) - before).toBe(1);
+    });
+
+    it('gives up after four attempts, with the last attempt’s error', async () => {
+      let attempts = 0;
+      const write = t.prisma.write(async () => {
+        attempts++;
+        throw new RetryTransaction(`attempt ${attempts}`);
+      });
+      await expect(write).rejects.toThrow('attempt 4');
+      expect(attempts).toBe(4);
+    });
+
+    it('does not run again a write that failed for another reason', async () => {
+      let attempts = 0;
+      const write = t.prisma.write(async (tx) => {
+        attempts++;
+        await tx.finish(insert(1), insert(1));
+      });
+      await expect(write).rejects.toMatchObject({ code: '23505' });
+      expect(attempts).toBe(1);
+    });
+
+    (engine === 'postgresql' ? it : it.skip)(
+      'runs a deadlocked write again instead of failing it: both writes commit (PostgreSQL; PGlite runs one transaction at a time)',
+      async () => {
+        await t.prisma.$executeRawUnsafe('INSERT INTO write_test VALUES (1), (2)');
+        const before = await retries('deadlock');
+        // Two writes that lock rows 1 and 2 in opposite orders, each waiting until the other holds its first row.
+        const holding: (() => void)[] = [];
+        const both = new Promise<void>((resolve) => holding.push(resolve));
+        let held = 0;
+        const write = (first: number, second: number) =>
+          t.prisma.write(async (tx) => {
+            await tx.$queryRaw`SELECT id FROM write_test WHERE id = ${first} FOR UPDATE`;
+            if (++held === 2) holding[0]();
+            await Promise.race([both, new Promise((resolve) => setTimeout(resolve, 2000))]);
+            await tx.$queryRaw`SELECT id FROM write_test WHERE id = ${second} FOR UPDATE`;
+            return tx.finish(Prisma.sql`UPDATE write_test SET id = id WHERE id = ${second}`);
+          });
+        await expect(Promise.all([write(1, 2), write(2, 1)])).resolves.toHaveLength(2);
+        expect((await retries('deadlock')) - before).toBeGreaterThanOrEqual(1);
+      },
+    );
   });
 
   it('sends statements together without committing (pipeline), the transaction going on after them', async () => {

@@ -4,31 +4,34 @@ import type { SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import { MetricsRegistry } from '../metrics/metrics-registry';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
+import type { SprintDto } from '../sprints/sprint.dto';
 import type { TaskDetailDto } from '../tasks/task.dto';
 import { TASK_VIEW_CTES, TASK_VIEW_JOINS, taskJson } from '../tasks/task-view.sql';
-import { Change, CHANGES_CHANNEL, WEBHOOK_DELIVERIES_QUEUED } from './change';
+import { Change, CHANGE_TIME, CHANGE_TIME_SETTING, CHANGES_CHANNEL, WEBHOOK_DELIVERIES_QUEUED } from './change';
 
 /**
  * The one place that records a change: its task history entries, its events (the change feed,
- * decisions.md section 13) and their webhook deliveries (the outbox, section 14), written by
- * one statement inside the change's own transaction, so that all of them commit with the
- * change or not at all. Services call `record` once per change, after its writes.
+ * decisions.md section 13) and their webhook deliveries (the outbox, section 14), inside the
+ * change's own transaction, so that all of them commit with the change or not at all. Every
+ * write ends with one call to `record`, which also sends the write's own statements and the
+ * COMMIT (docs/locking.md: this is the last step of the lock order).
  *
- * Event numbers: a first statement takes the project's next `sequence` numbers by updating its
- * `event_sequences` row, whose lock it then holds until the transaction ends. A concurrent
- * change of the same project waits there and numbers its events only after this one has
- * committed (or rolled back, returning its numbers): sequences are gap-free and in commit
- * order, so a feed reader that has seen N has seen everything up to N. Record is the last work
- * of a change, and its two statements go out with the COMMIT in one round trip
- * (SqlTransaction.finish), which keeps that lock as short as the database's own work. (Under
- * an Idempotency-Key the COMMIT follows one round trip later, with the stored answer.)
- *
- * Then one statement writes the rest, numbering from the row the first one updated. It starts
- * after the numbers are taken, so it sees every change numbered before this one: the event's
- * `data` is built by PostgreSQL from the rows as they are right after this change, in commit
- * order (a blocker finished by the change before shows here), with the same JSON definitions
- * as the API's answers (task-view.sql.ts, sprint-view.sql.ts). At commit, NOTIFY wakes the
- * feed's long polls and the webhook workers.
+ * `record` sends, in one round trip (SqlTransaction.finish):
+ * 1. The claim: the project's next `sequence` numbers, by updating its `event_sequences` row,
+ *    whose lock it then holds until the transaction ends, and the change's time, taken under
+ *    that lock (`last_change_at`, later than the previous change's). A concurrent change
+ *    of the same project waits there and takes its numbers and time only after this one has
+ *    committed (or rolled back, returning its numbers): sequences are gap-free and in commit
+ *    order, and so are the times, which the write's statements read as CHANGE_TIME.
+ * 2. The write's own statements (inserts, updates, deletes), which see the time.
+ * 3. One statement that writes the rest, numbering from the row the claim updated. It starts
+ *    after the writes, so its `data` is built by PostgreSQL from the rows as they are right
+ *    after this change, in commit order (a blocker finished by the change before shows here),
+ *    with the same JSON definitions as the API's answers (task-view.sql.ts, sprint-view.sql.ts).
+ * 4. The COMMIT (under an Idempotency-Key, one round trip later, with the stored answer).
+ * The project's event row is therefore held only while the database does this change's own
+ * work, never while Node waits. At commit, NOTIFY wakes the feed's long polls and the webhook
+ * workers.
  */
 @Injectable()
 export class ChangeLog {
@@ -44,11 +47,16 @@ export class ChangeLog {
   }
 
   /**
-   * Records `change`; answers each task it names as its event shows it (as GET answers it, or
-   * as the trash lists it), so that the service can answer with it instead of reading it again.
+   * Writes `change` with the statements `writes` (their timestamps read CHANGE_TIME) and ends
+   * the transaction. Answers each task and sprint the change names as its event shows it (a
+   * task as GET answers it, or as the trash lists it), so that the service can answer with it
+   * instead of reading it again, and the rows each of `writes` returned, in order.
+   *
+   * Every row the writes change must already be locked (docs/locking.md): after the claim, no
+   * statement of the change may wait for a row lock.
    */
-  async record(tx: SqlTransaction, change: Change): Promise<RecordedTasks> {
-    if (change.records.length === 0) return {};
+  async record<W extends unknown[][] = unknown[][]>(tx: SqlTransaction, change: Change, ...writes: Prisma.Sql[]): Promise<Recorded<W>> {
+    if (change.records.length === 0) throw new Error('A change records at least one task or sprint change');
     const rows = change.records.map((record, index) => ({
       ord: index + 1,
       task_id: 'task' in record ? record.task : null,
@@ -63,13 +71,23 @@ export class ChangeLog {
     // them (measured on PGlite: 4x the planning time, 6x the execution time of one create).
     const taskIds = rows.flatMap((row) => (row.task_id ? [row.task_id] : []));
     const sprintIds = rows.flatMap((row) => (row.sprint_id ? [row.sprint_id] : []));
-    const at = change.at.toISOString();
-    const takeNumbers = Prisma.sql`
-      INSERT INTO event_sequences AS s (project_id, last_sequence) VALUES (${change.projectId}::uuid, ${count})
-      ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + ${count}`;
+    // The clock is the database's, read once the row is locked (the SET list is computed after
+    // the lock), in the milliseconds the API shows, and a millisecond after the project's last
+    // change at least: each change of a project has a time of its own, in commit order, so that
+    // a task's history, ordered by time, is in the order its changes were made.
+    const claim = Prisma.sql`
+      WITH claimed AS (
+        INSERT INTO event_sequences AS s (project_id, last_sequence, last_change_at)
+        VALUES (${change.projectId}::uuid, ${count}, date_trunc('milliseconds', clock_timestamp()))
+        ON CONFLICT (project_id) DO UPDATE
+          SET last_sequence = s.last_sequence + ${count},
+              last_change_at = greatest(s.last_change_at + interval '1 millisecond', date_trunc('milliseconds', clock_timestamp()))
+        RETURNING last_change_at
+      )
+      SELECT set_config(${CHANGE_TIME_SETTING}, last_change_at::text, true) AS at FROM claimed`;
     const writeTheRest = Prisma.sql`
       WITH numbered AS (
-        -- The numbers the first statement took: this transaction's own update of the row.
+        -- The numbers the claim took: this transaction's own update of the row.
         SELECT last_sequence - ${count} AS before FROM event_sequences WHERE project_id = ${change.projectId}::uuid
       ),
       input AS (
@@ -78,7 +96,7 @@ export class ChangeLog {
       ),
       history AS (
         INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
-        SELECT ${change.projectId}::uuid, i.task_id, ${change.actor}, i.action, COALESCE(i.changes, '[]'::json), ${at}::timestamptz
+        SELECT ${change.projectId}::uuid, i.task_id, ${change.actor}, i.action, COALESCE(i.changes, '[]'::json), ${CHANGE_TIME}
           FROM input i WHERE i.task_id IS NOT NULL AND i.action <> 'purged'
       ),
       shown AS (
@@ -95,7 +113,7 @@ export class ChangeLog {
       ),
       events AS (
         INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
-        SELECT ${change.projectId}::uuid, n.before + i.ord, kind || '.' || i.action, ${change.actor}, ${at}::timestamptz,
+        SELECT ${change.projectId}::uuid, n.before + i.ord, kind || '.' || i.action, ${change.actor}, ${CHANGE_TIME},
                CASE
                  WHEN i.action = 'updated' THEN json_build_object(kind, view, 'changes', i.changes)
                  WHEN i.blocked_by_id IS NOT NULL THEN json_build_object(kind, view, 'blockedById', i.blocked_by_id)
@@ -114,7 +132,7 @@ export class ChangeLog {
       ),
       deliveries AS (
         INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at)
-        SELECT ${change.projectId}::uuid, w.id, e.id, ${at}::timestamptz, ${at}::timestamptz
+        SELECT ${change.projectId}::uuid, w.id, e.id, ${CHANGE_TIME}, ${CHANGE_TIME}
           FROM events e
           JOIN webhooks w ON w.project_id = ${change.projectId}::uuid AND w.enabled AND (e.type = ANY(w.events) OR '*' = ANY(w.events))
         RETURNING 1
@@ -124,13 +142,25 @@ export class ChangeLog {
                ${CHANGES_CHANNEL},
                ${change.projectId}::text || CASE WHEN EXISTS (SELECT FROM deliveries) THEN ${WEBHOOK_DELIVERIES_QUEUED}::text ELSE '' END
              )::text AS notified,
-             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM task_views v) AS tasks`;
-    const [, [row]] = await tx.finish<[unknown[], { tasks: RecordedTasks }[]]>(takeNumbers, writeTheRest);
+             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM task_views v) AS tasks,
+             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM sprint_views v) AS sprints`;
+    const answers = await tx.finish(claim, ...writes, writeTheRest);
+    const [recorded] = answers[answers.length - 1] as { tasks: RecordedTasks; sprints: Record<string, SprintDto> }[];
     tx.afterCommit(() => {
       for (const record of change.records) this.appended.inc({ type: `${'task' in record ? 'task' : 'sprint'}.${record.action}` });
     });
-    return row.tasks;
+    return { tasks: recorded.tasks, sprints: recorded.sprints, written: answers.slice(1, -1) as W };
   }
+}
+
+/** What `record` answers. */
+export interface Recorded<W extends unknown[][] = unknown[][]> {
+  /** Task id: the task as the change left it (absent for a task it destroyed). */
+  tasks: RecordedTasks;
+  /** Sprint id: the sprint as the change left it (absent for a sprint it deleted). */
+  sprints: Record<string, SprintDto>;
+  /** The rows each write statement returned, in the order given. */
+  written: W;
 }
 
 /** Task id: the task as the change left it. */

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { Prisma } from '../generated/prisma/client';
 
 /**
  * What happened to one task in a change. Each becomes the task's history entry (but
@@ -25,7 +26,6 @@ export interface Change {
   projectId: string;
   /** "<key name> (API)", or "App" for the product's app */
   actor: string;
-  at: Date;
   records: (TaskChange | SprintChange)[];
 }
 
@@ -54,6 +54,15 @@ export type EventType = (typeof EVENT_TYPES)[number];
  */
 export const CHANGES_CHANNEL = 'project_changes';
 export const WEBHOOK_DELIVERIES_QUEUED = ':webhooks';
+
+/**
+ * The time of the change being written, in its statements (ChangeLog.record): the database's
+ * clock read under the project's event-number lock, so that times follow commit order. Every
+ * timestamp a change writes (updatedAt, completedAt, deletedAt, createdAt, history, events) is
+ * this one, and only statements sent to ChangeLog.record, after its claim, can read it.
+ */
+export const CHANGE_TIME_SETTING = 'planning.change_at';
+export const CHANGE_TIME = Prisma.raw(`current_setting('${CHANGE_TIME_SETTING}')::timestamptz`);
 
 /** One field's change, in the API's names and values. */
 export interface FieldChange {

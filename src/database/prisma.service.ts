@@ -2,7 +2,20 @@ import { OnApplicationShutdown } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { PrismaClient } from '../generated/prisma/client';
 import type { DatabaseEngine } from './database-engine';
-import { DriverQuery, DriverTransaction, Sql, SqlTransaction } from './sql';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DriverQuery, DriverTransaction, RetryTransaction, Sql, SqlTransaction } from './sql';
+
+/** Why a write was run again (PrismaService.write): the database's own reasons, or RetryTransaction's. */
+export type WriteRetryReason = 'deadlock' | 'serialization_failure' | 'locks_moved';
+
+/**
+ * How many times a write runs before its failure reaches the client (as 409 conflict), and the
+ * pause before each new attempt: a few milliseconds, random, so that the writes that collided do
+ * not collide again. A last resort: the lock order (docs/locking.md) leaves nothing to retry in
+ * normal operation, and /metrics counts every retry (db_write_retries_total).
+ */
+const WRITE_ATTEMPTS = 4;
+const RETRY_PAUSE_MS = { min: 2, max: 25 };
 
 /**
  * Prisma Client on the engine chosen at start (PostgreSQL or PGlite). Services inject
@@ -19,6 +32,7 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
    */
   readonly preparedSql: Sql;
   private readonly statementListeners = new Set<(statement: string) => void>();
+  private readonly retryListeners = new Set<(reason: WriteRetryReason) => void>();
   private readonly observeStatements: boolean;
 
   constructor(
@@ -45,14 +59,33 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
    * directly (Sql says why). When the request already holds one (a write sent with an
    * Idempotency-Key, whose stored answer must commit with the change: src/idempotency), the
    * change joins it instead of opening its own.
+   *
+   * A transaction that fails with a deadlock or a serialization failure, or that asks for it
+   * (RetryTransaction), is rolled back and `work` runs again in a new one, a few times, before
+   * the failure reaches the caller: `work` must be free of side effects outside the transaction.
+   * Only the outermost transaction retries (a joined write fails with it, and runs again with it).
    */
   async write<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
     const open = requestTransaction.getStore();
     if (open) return work(open.joined());
-    let tx!: SqlTransaction;
-    const result = await this.engine.transaction((driver) => work((tx = new SqlTransaction(this.observedTransaction(driver)))));
-    tx.committed();
-    return result;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        let tx!: SqlTransaction;
+        const result = await this.engine.transaction((driver) => work((tx = new SqlTransaction(this.observedTransaction(driver)))));
+        tx.committed();
+        return result;
+      } catch (error) {
+        const reason = retryReason(error);
+        if (reason === null || attempt >= WRITE_ATTEMPTS) throw error;
+        for (const listener of this.retryListeners) listener(reason);
+        await sleep(RETRY_PAUSE_MS.min + Math.random() * (RETRY_PAUSE_MS.max - RETRY_PAUSE_MS.min));
+      }
+    }
+  }
+
+  /** Calls `listener` each time a write is run again, with the reason (metrics). */
+  onWriteRetry(listener: (reason: WriteRetryReason) => void): void {
+    this.retryListeners.add(listener);
   }
 
   /** `query`, reporting each statement to the onStatement listeners when observeStatements is on. */
@@ -97,3 +130,12 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
 }
 
 const requestTransaction = new AsyncLocalStorage<SqlTransaction>();
+
+/** Whether a failed write may run again, and why: SQLSTATE 40P01 and 40001 (from pg or PGlite), or RetryTransaction. */
+function retryReason(error: unknown): WriteRetryReason | null {
+  if (error instanceof RetryTransaction) return 'locks_moved';
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  if (code === '40P01') return 'deadlock';
+  if (code === '40001') return 'serialization_failure';
+  return null;
+}

@@ -100,7 +100,7 @@ export class SqlTransaction extends Sql {
    * start saw, so the lock is taken in a statement of its own).
    */
   async lock(name: string): Promise<void> {
-    await this.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${name}, 0))::text AS locked`;
+    await this.$queryRaw(advisoryLock(name));
   }
 
   /** The same lock without waiting: false when another transaction holds it. */
@@ -119,6 +119,22 @@ export class SqlTransaction extends Sql {
   committed(): void {
     for (const then of this.onCommit) then();
   }
+}
+
+/**
+ * Thrown by a write whose locks turned out not to cover what it must hold (a row it found through
+ * another changed before it could lock it, docs/locking.md): PrismaService.write rolls it back and
+ * runs it again from the start, as it does after a deadlock or a serialization failure.
+ */
+export class RetryTransaction extends Error {
+  constructor(reason: string) {
+    super(`The write must run again: ${reason}`);
+  }
+}
+
+/** SqlTransaction.lock's statement, to send with others (SqlTransaction.pipeline). */
+export function advisoryLock(name: string): Prisma.Sql {
+  return Prisma.sql`SELECT pg_advisory_xact_lock(hashtextextended(${name}, 0))::text AS locked`;
 }
 
 /** SqlTransaction.tryLock's statement (`locked`), to send with others (SqlTransaction.pipeline). */

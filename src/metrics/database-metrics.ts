@@ -1,15 +1,23 @@
 import { Injectable } from '@nestjs/common';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { PrismaService } from '../database/prisma.service';
 import { MetricsRegistry } from './metrics-registry';
 
 /**
- * The PostgreSQL connection pool, read at each scrape. PGlite has no pool (one connection
- * inside the process, one statement at a time): there these gauges are not registered.
+ * Writes run again (PrismaService.write), and the PostgreSQL connection pool, read at each
+ * scrape. PGlite has no pool (one connection inside the process, one statement at a time):
+ * there the pool's gauges are not registered.
  */
 @Injectable()
 export class DatabaseMetrics {
   constructor(registry: MetricsRegistry, prisma: PrismaService) {
+    const retries = new Counter({
+      name: 'db_write_retries_total',
+      help: 'Write transactions run again after a deadlock, a serialization failure or locks that moved (PrismaService.write), by reason',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    prisma.onWriteRetry((reason) => retries.inc({ reason }));
     const engine = prisma.engine;
     if (!engine.poolStats()) return;
     const stats = () => engine.poolStats()!;

@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller';
 import { ChangeLog } from '../changes/change-log.service';
-import { APP_ACTOR, changesBetween, definedOnly, TaskChange } from '../changes/change';
+import { APP_ACTOR, CHANGE_TIME, changesBetween, definedOnly, TaskChange } from '../changes/change';
 import { databaseViolation } from '../common/errors/database-errors';
 import { badRequest, conflict, notFound } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
 import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
 import type { SqlTransaction } from '../database/sql';
+import { lockSprints, lockTasks } from '../changes/locks';
 import { Prisma } from '../generated/prisma/client';
 import { FINISHED_STATUSES } from '../tasks/task-fields';
 import type { CreateSprintDto, SprintDto, SprintListDto, SprintResponseDto, UpdateSprintDto } from './sprint.dto';
@@ -43,15 +45,17 @@ export class SprintsService {
   async create(caller: Caller, dto: CreateSprintDto): Promise<SprintResponseDto> {
     assertWindow(dto.startDate ?? null, dto.endDate ?? null);
     const { projectId } = caller;
+    const sprintId = randomUUID();
     const sprint = await this.prisma.write(async (tx) => {
-      const now = new Date();
-      const [row] = await tx.$queryRaw<{ sprint: SprintDto }[]>`
-        INSERT INTO sprints AS s (project_id, name, goal, start_date, end_date, created_at, updated_at)
-        VALUES (${projectId}::uuid, ${dto.name}, ${dto.goal ?? null}, ${dto.startDate ?? null}::date, ${dto.endDate ?? null}::date,
-                ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)
-        RETURNING ${SPRINT_JSON} AS sprint`;
-      await this.changes.record(tx, { projectId, actor: caller.actor, at: now, records: [{ sprint: row.sprint.id, action: 'created' }] });
-      return row.sprint;
+      const recorded = await this.changes.record(
+        tx,
+        { projectId, actor: caller.actor, records: [{ sprint: sprintId, action: 'created' }] },
+        Prisma.sql`
+          INSERT INTO sprints (id, project_id, name, goal, start_date, end_date, created_at, updated_at)
+          VALUES (${sprintId}::uuid, ${projectId}::uuid, ${dto.name}, ${dto.goal ?? null}, ${dto.startDate ?? null}::date,
+                  ${dto.endDate ?? null}::date, ${CHANGE_TIME}, ${CHANGE_TIME})`,
+      );
+      return recorded.sprints[sprintId];
     });
     return { sprint };
   }
@@ -74,27 +78,37 @@ export class SprintsService {
       assertWindow(next.startDate, next.endDate);
       const changes = changesBetween(fieldsOf(current.view), requested);
       if (changes.length === 0) return current.view;
-      const now = new Date();
-      const [row] = await tx.$queryRaw<{ sprint: SprintDto }[]>`
-        UPDATE sprints s SET name = ${next.name}, goal = ${next.goal}, start_date = ${next.startDate}::date, end_date = ${next.endDate}::date,
-               updated_at = ${now.toISOString()}::timestamptz
-         WHERE s.id = ${sprintId}::uuid
-        RETURNING ${SPRINT_JSON} AS sprint`;
-      await this.changes.record(tx, { projectId, actor: caller.actor, at: now, records: [{ sprint: sprintId, action: 'updated', changes }] });
-      return row.sprint;
+      const recorded = await this.changes.record(
+        tx,
+        { projectId, actor: caller.actor, records: [{ sprint: sprintId, action: 'updated', changes }] },
+        Prisma.sql`
+          UPDATE sprints SET name = ${next.name}, goal = ${next.goal}, start_date = ${next.startDate}::date, end_date = ${next.endDate}::date,
+                 updated_at = ${CHANGE_TIME}
+           WHERE id = ${sprintId}::uuid`,
+      );
+      return recorded.sprints[sprintId];
     });
     return { sprint };
   }
 
-  /** Deletes a sprint in any status; its tasks survive without a sprint, each change in their history. */
+  /** Deletes a sprint in any status; its tasks, live or in the trash, survive without a sprint, each change in their history. */
   async delete(caller: Caller, sprintId: string, ifMatch?: string): Promise<void> {
     const { projectId, actor } = caller;
     await this.prisma.write(async (tx) => {
-      const current = await lockSprint(tx, projectId, sprintId);
+      // The sprint, then its tasks (src/changes/locks.ts).
+      const [[current], tasks] = await tx.pipeline<[LockedSprint[], { id: string }[]]>(
+        lockSprintView(projectId, sprintId),
+        lockTasks(projectId, Prisma.sql`t.sprint_id = ${sprintId}::uuid`, 'FOR NO KEY UPDATE'),
+      );
+      if (!current) throw notFound('Sprint');
       await assertIfMatch(ifMatch, () => ({ sprint: current.view }));
-      const moved = await moveTasks(tx, { projectId, from: sprintId, to: null, onlyOpen: false });
-      await tx.$executeRaw`DELETE FROM sprints WHERE id = ${sprintId}::uuid`;
-      await this.changes.record(tx, { projectId, actor, at: new Date(), records: [...moved, { sprint: sprintId, action: 'deleted' }] });
+      const moved = tasks.map((task) => task.id);
+      await this.changes.record(
+        tx,
+        { projectId, actor, records: [...movedOut(moved, sprintId, null), { sprint: sprintId, action: 'deleted' }] },
+        moveTasks(moved, sprintId, null),
+        Prisma.sql`DELETE FROM sprints WHERE id = ${sprintId}::uuid`,
+      );
     });
   }
 
@@ -124,51 +138,63 @@ export class SprintsService {
    * each move recorded in history (and as a task.updated event) by the App.
    */
   async close(sprintId: string, moveOpenTasksTo: string | null): Promise<SprintResponseDto> {
+    if (!isUuid(sprintId)) throw notFound('Sprint');
     const sprint = await this.prisma.write(async (tx) => {
+      // Both sprints by id, then the open live tasks of the one closing (src/changes/locks.ts).
+      const ids = moveOpenTasksTo === null ? [sprintId] : [sprintId, moveOpenTasksTo].filter(isUuid);
+      const [sprints, open] = await tx.pipeline<[{ id: string; projectId: string; status: string }[], { id: string }[]]>(
+        lockSprints(Prisma.sql`s.id = ANY(${ids}::uuid[])`, 'FOR UPDATE'),
+        lockTasks(
+          Prisma.sql`(SELECT project_id FROM sprints WHERE id = ${sprintId}::uuid)`,
+          Prisma.sql`t.sprint_id = ${sprintId}::uuid AND t.deleted_at IS NULL AND t.status NOT IN (${Prisma.join(
+            FINISHED_STATUSES.map((status) => Prisma.sql`${status}::task_status`),
+          )})`,
+          'FOR NO KEY UPDATE',
+        ),
+      );
       // Both sprints must exist (404) before their states are checked (409): decisions.md section 1.
-      const current = await lockSprint(tx, null, sprintId);
-      const target = moveOpenTasksTo === null ? null : await lockSprint(tx, current.projectId, moveOpenTasksTo, 'Sprint to move the open tasks to');
-      if (current.view.status !== 'active') throw conflict('conflict', `Only the active sprint can be closed; this one is ${current.view.status}`);
-      if (target && target.view.status !== 'planned') {
-        throw conflict('conflict', `Open tasks can only move to a planned sprint; that one is ${target.view.status}`);
-      }
-      const moved = await moveTasks(tx, { projectId: current.projectId, from: sprintId, to: moveOpenTasksTo, onlyOpen: true });
-      return this.setStatus(tx, current.projectId, sprintId, 'closed', moved);
+      const current = sprints.find((found) => found.id === sprintId);
+      if (!current) throw notFound('Sprint');
+      const target = moveOpenTasksTo === null ? null : sprints.find((found) => found.id === moveOpenTasksTo && found.projectId === current.projectId);
+      if (target === undefined) throw notFound('Sprint to move the open tasks to');
+      if (current.status !== 'active') throw conflict('conflict', `Only the active sprint can be closed; this one is ${current.status}`);
+      if (target && target.status !== 'planned')
+        throw conflict('conflict', `Open tasks can only move to a planned sprint; that one is ${target.status}`);
+      const moved = open.map((task) => task.id);
+      return this.setStatus(tx, current.projectId, sprintId, 'closed', moved, moveOpenTasksTo);
     });
     return { sprint };
   }
 
+  /** Records the sprint's new status, with the open tasks a close moves to `movedTo`. */
   private async setStatus(
     tx: SqlTransaction,
     projectId: string,
     sprintId: string,
     status: 'active' | 'closed',
-    moved: TaskChange[],
+    moved: string[],
+    movedTo: string | null = null,
   ): Promise<SprintDto> {
-    const now = new Date();
-    const [row] = await tx.$queryRaw<{ sprint: SprintDto }[]>`
-      UPDATE sprints s SET status = ${status}::sprint_status, updated_at = ${now.toISOString()}::timestamptz
-       WHERE s.id = ${sprintId}::uuid
-      RETURNING ${SPRINT_JSON} AS sprint`;
     const action = status === 'active' ? 'activated' : 'closed';
-    await this.changes.record(tx, { projectId, actor: APP_ACTOR, at: now, records: [...moved, { sprint: sprintId, action }] });
-    return row.sprint;
+    const recorded = await this.changes.record(
+      tx,
+      { projectId, actor: APP_ACTOR, records: [...movedOut(moved, sprintId, movedTo), { sprint: sprintId, action }] },
+      moveTasks(moved, sprintId, movedTo),
+      Prisma.sql`UPDATE sprints SET status = ${status}::sprint_status, updated_at = ${CHANGE_TIME} WHERE id = ${sprintId}::uuid`,
+    );
+    return recorded.sprints[sprintId];
   }
 }
 
-/**
- * Takes a sprint's tasks out of it (to `to`, or to no sprint) and answers the change of each
- * task, for the caller to record with the rest of its change.
- */
-async function moveTasks(tx: SqlTransaction, move: { projectId: string; from: string; to: string | null; onlyOpen: boolean }): Promise<TaskChange[]> {
-  const onlyOpen = move.onlyOpen
-    ? Prisma.sql`AND deleted_at IS NULL AND status NOT IN (${Prisma.join(FINISHED_STATUSES.map((status) => Prisma.sql`${status}::task_status`))})`
-    : Prisma.empty;
-  const moved = await tx.$queryRaw<{ id: string }[]>`
-    UPDATE tasks SET sprint_id = ${move.to}::uuid, updated_at = ${new Date().toISOString()}::timestamptz
-     WHERE project_id = ${move.projectId}::uuid AND sprint_id = ${move.from}::uuid ${onlyOpen}
-    RETURNING id::text`;
-  return moved.map((task) => ({ task: task.id, action: 'updated', changes: [{ field: 'sprintId', from: move.from, to: move.to }] }));
+/** Moves the tasks `ids` (locked) out of sprint `from`, to `to` or to no sprint. */
+function moveTasks(ids: string[], from: string, to: string | null): Prisma.Sql {
+  return Prisma.sql`
+    UPDATE tasks SET sprint_id = ${to}::uuid, updated_at = ${CHANGE_TIME} WHERE id = ANY(${ids}::uuid[]) AND sprint_id = ${from}::uuid`;
+}
+
+/** Each moved task's change, as its history records it. */
+function movedOut(ids: string[], from: string, to: string | null): TaskChange[] {
+  return ids.map((id) => ({ task: id, action: 'updated', changes: [{ field: 'sprintId', from, to }] }));
 }
 
 interface LockedSprint {
@@ -176,14 +202,18 @@ interface LockedSprint {
   view: SprintDto;
 }
 
-/** Locks a sprint for the transaction and reads it as the API shows it; `projectId` null (the app side) finds it in any project. */
-async function lockSprint(tx: SqlTransaction, projectId: string | null, sprintId: string, what = 'Sprint'): Promise<LockedSprint> {
-  const rows = isUuid(sprintId)
-    ? await tx.$queryRaw<{ projectId: string; view: SprintDto }[]>`
-        SELECT s.project_id::text AS "projectId", ${SPRINT_JSON} AS view FROM sprints s
-         WHERE s.id = ${sprintId}::uuid AND (${projectId}::uuid IS NULL OR s.project_id = ${projectId}::uuid) FOR UPDATE`
-    : [];
-  if (rows.length === 0) throw notFound(what);
+/** Locks a sprint (FOR UPDATE) and reads it as the API shows it; `projectId` null (the app side) finds it in any project. */
+function lockSprintView(projectId: string | null, sprintId: string): Prisma.Sql {
+  return lockSprints(
+    Prisma.sql`s.id = ${sprintId}::uuid AND (${projectId}::uuid IS NULL OR s.project_id = ${projectId}::uuid)`,
+    'FOR UPDATE',
+    Prisma.sql`s.project_id::text AS "projectId", ${SPRINT_JSON} AS view`,
+  );
+}
+
+async function lockSprint(tx: SqlTransaction, projectId: string | null, sprintId: string): Promise<LockedSprint> {
+  const rows = isUuid(sprintId) ? await tx.$queryRaw<LockedSprint[]>(lockSprintView(projectId, sprintId)) : [];
+  if (rows.length === 0) throw notFound('Sprint');
   return rows[0];
 }
 

@@ -1,7 +1,8 @@
 import { HttpStatus } from '@nestjs/common';
 import { Problem } from '../common/errors/problem';
 import { isUuid } from '../common/ids';
-import type { SqlTransaction } from '../database/sql';
+import { lockSprints, lockTasks } from '../changes/locks';
+import { Prisma } from '../generated/prisma/client';
 
 export interface TaskReferences {
   assigneeId?: string | null;
@@ -15,31 +16,24 @@ export type FieldName = (index: number, field: keyof TaskReferences) => string;
 
 const OWN_NAME: FieldName = (_index, field) => field;
 
+/** What referenceLocks' first statement answers. */
 interface Found {
   assignees: string[];
   /** sprint id: status */
   sprints: Record<string, string>;
   labels: string[];
-  /** live task id: its parent id (null for a root task) */
-  parents: Record<string, string | null>;
 }
 
 /**
- * Checks that what task bodies refer to exists in the caller's project (404 otherwise,
- * whatever project it really belongs to), and locks the sprints and parents until the
- * transaction ends, so that a sprint cannot close or a parent go to the trash between this
- * check and the write. Null and absent references are not checked. One statement for all of
- * them, however many bodies: a create pays one round trip, not one per reference.
- *
- * A 400 wins over any 404 (decisions.md section 1): a parent that is itself a subtask in any
- * body first; then, body by body, the first reference that is not there.
+ * The statements that lock and read what task bodies refer to in the caller's project, to send
+ * first in a write's lock pipeline (none when the bodies refer to nothing): the sprints they name
+ * (FOR SHARE, so that a sprint cannot close or go between this check and the write), their
+ * assignees and labels, then their parents (FOR SHARE, so that a parent cannot go to the trash):
+ * sprints before tasks, as the lock order wants (src/changes/locks.ts). Null and absent
+ * references are not checked. Two statements however many bodies: one round trip with the rest
+ * of the pipeline. assertReferences checks their answers.
  */
-export async function checkTaskReferences(
-  tx: SqlTransaction,
-  projectId: string,
-  bodies: TaskReferences[],
-  name: FieldName = OWN_NAME,
-): Promise<void> {
+export function referenceLocks(projectId: string, bodies: TaskReferences[]): Prisma.Sql[] {
   const wanted = (pick: (body: TaskReferences) => (string | null | undefined)[]) => [
     ...new Set(bodies.flatMap(pick).filter((id): id is string => typeof id === 'string' && isUuid(id))),
   ];
@@ -47,22 +41,40 @@ export async function checkTaskReferences(
   const sprints = wanted((body) => [body.sprintId]);
   const labels = wanted((body) => body.labelIds ?? []);
   const parents = wanted((body) => [body.parentId]);
-  const found: Found =
-    assignees.length + sprints.length + labels.length + parents.length === 0
-      ? { assignees: [], sprints: {}, labels: [], parents: {} }
-      : (
-          await tx.$queryRaw<Found[]>`
-            SELECT ARRAY(SELECT id::text FROM memberships WHERE id = ANY(${assignees}::uuid[]) AND project_id = ${projectId}::uuid) AS assignees,
-                   (SELECT COALESCE(json_object_agg(s.id, s.status), '{}'::json) FROM (
-                      SELECT id, status FROM sprints WHERE id = ANY(${sprints}::uuid[]) AND project_id = ${projectId}::uuid FOR SHARE) s) AS sprints,
-                   ARRAY(SELECT id::text FROM labels WHERE id = ANY(${labels}::uuid[]) AND project_id = ${projectId}::uuid) AS labels,
-                   (SELECT COALESCE(json_object_agg(p.id, p.parent_id), '{}'::json) FROM (
-                      SELECT id, parent_id FROM tasks
-                       WHERE id = ANY(${parents}::uuid[]) AND project_id = ${projectId}::uuid AND deleted_at IS NULL FOR SHARE) p) AS parents`
-        )[0];
+  if (assignees.length + sprints.length + labels.length + parents.length === 0) return [];
+  return [
+    Prisma.sql`
+      SELECT ARRAY(SELECT id::text FROM memberships WHERE id = ANY(${assignees}::uuid[]) AND project_id = ${projectId}::uuid) AS assignees,
+             (SELECT COALESCE(json_object_agg(s.id, s.status), '{}'::json)
+                FROM (${lockSprints(Prisma.sql`s.id = ANY(${sprints}::uuid[]) AND s.project_id = ${projectId}::uuid`, 'FOR SHARE')}) s) AS sprints,
+             ARRAY(SELECT id::text FROM labels WHERE id = ANY(${labels}::uuid[]) AND project_id = ${projectId}::uuid) AS labels`,
+    lockTasks(
+      projectId,
+      Prisma.sql`t.id = ANY(${parents}::uuid[]) AND t.deleted_at IS NULL`,
+      'FOR SHARE',
+      Prisma.sql`t.id::text, t.parent_id::text AS "parentId"`,
+    ),
+  ];
+}
+
+/**
+ * Checks what referenceLocks read (`answers`: the rows its statements answered, in order, or
+ * none when it gave no statement): 404
+ * for a reference that is not in the caller's project, whatever project it really belongs to.
+ *
+ * A 400 wins over any 404 (decisions.md section 1): a parent that is itself a subtask in any
+ * body first; then, body by body, the first reference that is not there.
+ */
+export function assertReferences(answers: unknown[][], bodies: TaskReferences[], name: FieldName = OWN_NAME): void {
+  // No statements: no reference was a UUID, so none names anything here.
+  const [[found], parentRows] = (answers.length > 0 ? answers : [[{ assignees: [], sprints: {}, labels: [] }], []]) as [
+    Found[],
+    { id: string; parentId: string | null }[],
+  ];
+  const parents = new Map(parentRows.map((row) => [row.id, row.parentId]));
 
   bodies.forEach((body, index) => {
-    if (body.parentId != null && typeof found.parents[body.parentId] === 'string') {
+    if (body.parentId != null && typeof parents.get(body.parentId) === 'string') {
       throw new Problem(HttpStatus.BAD_REQUEST, 'nesting_too_deep', 'parentId names a subtask: subtasks have one level only', [
         { field: name(index, 'parentId'), message: 'must be a root task: subtasks have one level only' },
       ]);
@@ -80,7 +92,7 @@ export async function checkTaskReferences(
       throw missing('sprintId', 'Sprint', 'is not a sprint of this project that accepts tasks');
     }
     if (body.labelIds?.some((id) => !labelSetFound.has(id))) throw missing('labelIds', 'Label', 'names a label that is not in this project');
-    if (body.parentId != null && !(body.parentId in found.parents)) throw missing('parentId', 'Parent task', 'is not a live task of this project');
+    if (body.parentId != null && !parents.has(body.parentId)) throw missing('parentId', 'Parent task', 'is not a live task of this project');
   });
 }
 

@@ -6,14 +6,14 @@ import { assertIfMatch } from '../common/http/entity-tag';
 import type { JsonText } from '../common/http/json-text';
 import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
-import type { SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import { ChangeLog } from '../changes/change-log.service';
-import { changesBetween, definedOnly } from '../changes/change';
+import { CHANGE_TIME, changesBetween, definedOnly } from '../changes/change';
+import { lockTasks } from '../changes/locks';
 import { TaskStatus } from './task-fields';
 import { taskListFilter } from './task-list-filters';
 import { TaskReader } from './task-reader.service';
-import { checkTaskReferences, FieldName, labelSet } from './task-references';
+import { assertReferences, FieldName, labelSet, referenceLocks } from './task-references';
 import type {
   BulkCreatedTasksDto,
   BulkCreateTasksDto,
@@ -79,8 +79,9 @@ export class TasksService {
   }
 
   /**
-   * Creates tasks, answered in full in the order given: their references checked in one
-   * statement, the tasks and their labels written in one, their history and events in one.
+   * Creates tasks, answered in full in the order given: their references locked and checked in
+   * one round trip, then the tasks and their labels written with their history and events
+   * (ChangeLog.record) in another.
    */
   private async createMany(caller: Caller, dtos: CreateTaskDto[], name?: FieldName): Promise<TaskDetailDto[]> {
     const { projectId } = caller;
@@ -98,76 +99,75 @@ export class TasksService {
         parentId: dto.parentId ?? null,
       } satisfies TaskFields,
     }));
+    const bodies = tasks.map((task) => task.fields);
     return this.prisma.write(async (tx) => {
-      await checkTaskReferences(
-        tx,
-        projectId,
-        tasks.map((task) => task.fields),
-        name,
-      );
-      const now = new Date();
+      const references = referenceLocks(projectId, bodies);
+      assertReferences(references.length > 0 ? await tx.pipeline(...references) : [], bodies, name);
       const labels = tasks.flatMap((task) => task.fields.labelIds.map((labelId) => [task.id, labelId]));
       // The tasks and their labels in one statement (a data-modifying CTE).
-      await tx.$executeRaw`
+      const insert = Prisma.sql`
         WITH created AS (
           INSERT INTO tasks (id, project_id, parent_id, ${TASK_COLUMNS}, created_at)
           VALUES ${Prisma.join(
             tasks.map(
-              (task) =>
-                Prisma.sql`(${task.id}::uuid, ${projectId}::uuid, ${task.fields.parentId}::uuid, ${taskValues(task.fields, now)}, ${now.toISOString()}::timestamptz)`,
+              (task) => Prisma.sql`(${task.id}::uuid, ${projectId}::uuid, ${task.fields.parentId}::uuid, ${taskValues(task.fields)}, ${CHANGE_TIME})`,
             ),
           )})
         INSERT INTO task_labels (project_id, task_id, label_id)
         SELECT ${projectId}::uuid, l.task_id, l.label_id
           FROM unnest(${labels.map(([taskId]) => taskId)}::uuid[], ${labels.map(([, labelId]) => labelId)}::uuid[]) AS l(task_id, label_id)`;
-      const recorded = await this.changes.record(tx, {
-        projectId,
-        actor: caller.actor,
-        at: now,
-        records: tasks.map((task) => ({ task: task.id, action: 'created' as const, changes: changesBetween(NOTHING, task.fields) })),
-      });
-      return tasks.map((task) => recorded[task.id]);
+      const recorded = await this.changes.record(
+        tx,
+        {
+          projectId,
+          actor: caller.actor,
+          records: tasks.map((task) => ({ task: task.id, action: 'created' as const, changes: changesBetween(NOTHING, task.fields) })),
+        },
+        insert,
+      );
+      return tasks.map((task) => recorded.tasks[task.id]);
     });
   }
 
   /**
-   * A partial update. The task row is locked first, so concurrent updates of one task
-   * apply one after the other and each records its own history entry. Values equal to
-   * the current ones change nothing: no write, no history entry, same updatedAt.
+   * A partial update. The sprint the body names, then the task, are locked first, and the
+   * task's fields read once it is locked, so concurrent updates of one task apply one after the
+   * other, each compared with what the one before it committed. Values equal to the current
+   * ones change nothing: no write, no history entry, same updatedAt.
    */
   async update(caller: Caller, taskId: string, dto: UpdateTaskDto, ifMatch?: string): Promise<TaskResponseDto> {
     const { projectId } = caller;
+    if (!isUuid(taskId)) throw notFound('Task');
+    const requested = definedOnly<TaskFields>({
+      title: dto.title,
+      description: dto.description,
+      status: dto.status,
+      priority: dto.priority,
+      assigneeId: dto.assigneeId,
+      sprintId: dto.sprintId,
+      labelIds: dto.labelIds && labelSet(dto.labelIds),
+      dueDate: dto.dueDate,
+    });
     const task = await this.prisma.write(async (tx) => {
-      const current = await lockLiveTask(tx, projectId, taskId);
+      const references = referenceLocks(projectId, [requested]);
+      const answers = await tx.pipeline(...references, lockLiveTask(projectId, taskId), labelsOf(taskId));
+      const [[locked], labels] = answers.slice(references.length) as [Omit<TaskFields, 'labelIds'>[], { id: string }[]];
+      if (!locked) throw notFound('Task');
       await assertIfMatch(ifMatch, async () => ({ task: await this.reader.detail(projectId, taskId, tx) }));
-      const requested = definedOnly<TaskFields>({
-        title: dto.title,
-        description: dto.description,
-        status: dto.status,
-        priority: dto.priority,
-        assigneeId: dto.assigneeId,
-        sprintId: dto.sprintId,
-        labelIds: dto.labelIds && labelSet(dto.labelIds),
-        dueDate: dto.dueDate,
-      });
-      await checkTaskReferences(tx, projectId, [requested]);
+      assertReferences(answers.slice(0, references.length), [requested]);
+      const current: TaskFields = { ...locked, labelIds: labels.map((label) => label.id) };
       const changes = changesBetween(current, requested);
-      if (changes.length > 0) {
-        const now = new Date();
-        const next: TaskFields = { ...current, ...requested };
-        await tx.$executeRaw`
-          UPDATE tasks SET (${TASK_COLUMNS}) = (${taskValues(next, now, current.status)})
-           WHERE id = ${taskId}::uuid AND project_id = ${projectId}::uuid`;
-        if (requested.labelIds) await replaceLabels(tx, projectId, taskId, requested.labelIds);
-        const recorded = await this.changes.record(tx, {
-          projectId,
-          actor: caller.actor,
-          at: now,
-          records: [{ task: taskId, action: 'updated', changes }],
-        });
-        return recorded[taskId];
-      }
-      return this.reader.detail(projectId, taskId, tx);
+      if (changes.length === 0) return this.reader.detail(projectId, taskId, tx);
+      const next: TaskFields = { ...current, ...requested };
+      const recorded = await this.changes.record(
+        tx,
+        { projectId, actor: caller.actor, records: [{ task: taskId, action: 'updated', changes }] },
+        Prisma.sql`
+          UPDATE tasks SET (${TASK_COLUMNS}) = (${taskValues(next, current.status)})
+           WHERE id = ${taskId}::uuid AND project_id = ${projectId}::uuid`,
+        ...(requested.labelIds ? [replaceLabels(projectId, taskId, requested.labelIds)] : []),
+      );
+      return recorded.tasks[taskId];
     });
     return { task: task as TaskDetailDto };
   }
@@ -175,43 +175,44 @@ export class TasksService {
   /** Sends a live task and its live subtasks to the trash; nothing is destroyed. */
   async trash(caller: Caller, taskId: string, ifMatch?: string): Promise<void> {
     const { projectId } = caller;
+    if (!isUuid(taskId)) throw notFound('Task');
     await this.prisma.write(async (tx) => {
-      await lockLiveTask(tx, projectId, taskId);
+      // The task, then its live subtasks, which go with it (a parent before its subtasks).
+      const [[task], subtasks] = await tx.pipeline<[{ id: string }[], { id: string }[]]>(
+        lockTasks(projectId, Prisma.sql`t.id = ${taskId}::uuid AND t.deleted_at IS NULL`, 'FOR NO KEY UPDATE'),
+        lockTasks(projectId, Prisma.sql`t.parent_id = ${taskId}::uuid AND t.deleted_at IS NULL`, 'FOR NO KEY UPDATE'),
+      );
+      if (!task) throw notFound('Task');
       await assertIfMatch(ifMatch, async () => ({ task: await this.reader.detail(projectId, taskId, tx) }));
-      const now = new Date().toISOString();
-      // The task first, then its live subtasks, which go with it.
-      const trashed = await tx.$queryRaw<{ id: string }[]>`
-        UPDATE tasks SET deleted_at = ${now}::timestamptz, trashed_with_id = ${taskId}::uuid, updated_at = ${now}::timestamptz
-         WHERE project_id = ${projectId}::uuid AND deleted_at IS NULL AND (id = ${taskId}::uuid OR parent_id = ${taskId}::uuid)
-        RETURNING id::text`;
-      const ids = [taskId, ...trashed.map((row) => row.id).filter((id) => id !== taskId)];
-      await this.changes.record(tx, {
-        projectId,
-        actor: caller.actor,
-        at: new Date(now),
-        records: ids.map((id) => ({ task: id, action: 'deleted' as const })),
-      });
+      const ids = [taskId, ...subtasks.map((subtask) => subtask.id)];
+      await this.changes.record(
+        tx,
+        { projectId, actor: caller.actor, records: ids.map((id) => ({ task: id, action: 'deleted' as const })) },
+        Prisma.sql`
+          UPDATE tasks SET deleted_at = ${CHANGE_TIME}, trashed_with_id = ${taskId}::uuid, updated_at = ${CHANGE_TIME}
+           WHERE id = ANY(${ids}::uuid[]) AND project_id = ${projectId}::uuid`,
+      );
     });
   }
 }
 
 /**
- * Locks a live task of the project for the rest of the transaction and reads its
- * editable fields in API form; 404 when there is none.
+ * A live task of the project, locked for an update (src/changes/locks.ts): its editable fields
+ * in API form but labelIds, which labelsOf reads after the lock.
  */
-export async function lockLiveTask(tx: SqlTransaction, projectId: string, taskId: string): Promise<TaskFields> {
-  const rows = isUuid(taskId)
-    ? await tx.$queryRaw<TaskFields[]>`
-        SELECT t.title, t.description, t.status::text AS status, t.priority::text AS priority,
-               t.assignee_id::text AS "assigneeId", t.sprint_id::text AS "sprintId",
-               to_char(t.due_date, 'YYYY-MM-DD') AS "dueDate",
-               ARRAY(SELECT tl.label_id::text FROM task_labels tl WHERE tl.task_id = t.id ORDER BY 1) AS "labelIds"
-          FROM tasks t
-         WHERE t.id = ${taskId}::uuid AND t.project_id = ${projectId}::uuid AND t.deleted_at IS NULL
-           FOR UPDATE`
-    : [];
-  if (rows.length === 0) throw notFound('Task');
-  return rows[0];
+function lockLiveTask(projectId: string, taskId: string): Prisma.Sql {
+  return lockTasks(
+    projectId,
+    Prisma.sql`t.id = ${taskId}::uuid AND t.deleted_at IS NULL`,
+    'FOR NO KEY UPDATE',
+    Prisma.sql`t.title, t.description, t.status::text AS status, t.priority::text AS priority,
+               t.assignee_id::text AS "assigneeId", t.sprint_id::text AS "sprintId", to_char(t.due_date, 'YYYY-MM-DD') AS "dueDate"`,
+  );
+}
+
+/** A task's label ids, in labelSet's order: a statement of its own, after the one that locks the task. */
+function labelsOf(taskId: string): Prisma.Sql {
+  return Prisma.sql`SELECT label_id::text AS id FROM task_labels WHERE task_id = ${taskId}::uuid ORDER BY 1`;
 }
 
 // Task writes are raw SQL on purpose: a Prisma model query first goes through Prisma's
@@ -221,24 +222,20 @@ export async function lockLiveTask(tx: SqlTransaction, projectId: string, taskId
 const TASK_COLUMNS = Prisma.raw('title, description, status, priority, assignee_id, sprint_id, due_date, completed_at, updated_at');
 
 /**
- * The values of TASK_COLUMNS for a task's fields. `completedAt` follows the status: set on
- * entering `done` (also at creation), cleared on leaving it, kept while it stays done.
+ * The values of TASK_COLUMNS for a task's fields, at the change's time. `completedAt` follows
+ * the status: set on entering `done` (also at creation), cleared on leaving it, kept while it
+ * stays done.
  */
-function taskValues(fields: TaskFields, now: Date, previousStatus: TaskStatus | null = null): Prisma.Sql {
-  const at = now.toISOString();
+function taskValues(fields: TaskFields, previousStatus: TaskStatus | null = null): Prisma.Sql {
   const completedAt =
-    fields.status !== TaskStatus.done
-      ? Prisma.sql`NULL`
-      : previousStatus === TaskStatus.done
-        ? Prisma.sql`completed_at`
-        : Prisma.sql`${at}::timestamptz`;
+    fields.status !== TaskStatus.done ? Prisma.sql`NULL` : previousStatus === TaskStatus.done ? Prisma.sql`completed_at` : CHANGE_TIME;
   return Prisma.sql`${fields.title}, ${fields.description}, ${fields.status}::task_status, ${fields.priority}::task_priority,
-    ${fields.assigneeId}::uuid, ${fields.sprintId}::uuid, ${fields.dueDate}::date, ${completedAt}, ${at}::timestamptz`;
+    ${fields.assigneeId}::uuid, ${fields.sprintId}::uuid, ${fields.dueDate}::date, ${completedAt}, ${CHANGE_TIME}`;
 }
 
 /** Sets a task's labels to exactly `labelIds`, in one statement. */
-async function replaceLabels(tx: SqlTransaction, projectId: string, taskId: string, labelIds: string[]): Promise<void> {
-  await tx.$executeRaw`
+function replaceLabels(projectId: string, taskId: string, labelIds: string[]): Prisma.Sql {
+  return Prisma.sql`
     WITH removed AS (DELETE FROM task_labels WHERE task_id = ${taskId}::uuid AND label_id <> ALL(${labelIds}::uuid[]))
     INSERT INTO task_labels (project_id, task_id, label_id)
     SELECT ${projectId}::uuid, ${taskId}::uuid, label_id FROM unnest(${labelIds}::uuid[]) AS label_id

@@ -5,8 +5,11 @@ import type { JsonText } from '../common/http/json-text';
 import { isUuid } from '../common/ids';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { PrismaService } from '../database/prisma.service';
-import type { SqlTransaction } from '../database/sql';
+import { RetryTransaction } from '../database/sql';
+import { Prisma } from '../generated/prisma/client';
 import { ChangeLog } from '../changes/change-log.service';
+import { CHANGE_TIME } from '../changes/change';
+import { lockSprints, lockTasks } from '../changes/locks';
 import { TRASH_FILTER } from '../tasks/task-list-filters';
 import { TaskReader } from '../tasks/task-reader.service';
 import type { TaskDetailDto, TaskResponseDto } from '../tasks/task.dto';
@@ -26,43 +29,69 @@ export class TrashService {
   }
 
   /**
-   * Brings a task back with the subtasks that were trashed with it, their labels,
-   * assignee and dependencies as they were. A sprint closed meanwhile accepts no task:
-   * those tasks come back without a sprint (a sprint deleted meanwhile is already gone).
+   * Brings a task back with the subtasks that were trashed with it, their labels, assignee and
+   * dependencies as they were. A sprint closed meanwhile accepts no task: those tasks come back
+   * without a sprint (a sprint deleted meanwhile is already gone). A subtask whose parent is in
+   * the trash stays there (409): its parent is locked first, so that it cannot go to the trash
+   * while the subtask comes back (decisions.md section 17).
    */
   async restore(caller: Caller, taskId: string): Promise<TaskResponseDto> {
     const { projectId } = caller;
+    if (!isUuid(taskId)) throw notFound('Task in the trash');
     const task = await this.prisma.write(async (tx) => {
-      const trashed = await lockTrashedTask(tx, projectId, taskId);
-      if (trashed.parent_deleted) throw conflict('conflict', 'Its parent task is in the trash: restore the parent first');
-      const now = new Date();
-      // The task and the subtasks trashed with it, in one statement; a sprint closed meanwhile
-      // is left (the old row's sprint is what history records).
-      const restored = await tx.$queryRaw<{ id: string; sprint_id: string | null; left_closed_sprint: boolean }[]>`
-        WITH coming_back AS (
-          SELECT t.id, t.sprint_id, s.status = 'closed' AS left_closed_sprint
-            FROM tasks t LEFT JOIN sprints s ON s.id = t.sprint_id
-           WHERE t.project_id = ${projectId}::uuid AND t.deleted_at IS NOT NULL
-             AND (t.id = ${taskId}::uuid OR (t.trashed_with_id = ${taskId}::uuid AND t.parent_id = ${taskId}::uuid))
+      // In the lock order (src/changes/locks.ts): the sprints of the tasks coming back, the
+      // task's parent, the task, then the subtasks trashed with it.
+      const comingBack = Prisma.sql`t.deleted_at IS NOT NULL AND (t.id = ${taskId}::uuid OR (t.trashed_with_id = ${taskId}::uuid AND t.parent_id = ${taskId}::uuid))`;
+      const [sprints, parents, [trashed], subtasks] = await tx.pipeline<
+        [LockedSprint[], { id: string; live: boolean }[], LockedTask[], LockedTask[]]
+      >(
+        lockSprints(
+          Prisma.sql`s.id IN (SELECT t.sprint_id FROM tasks t WHERE t.project_id = ${projectId}::uuid AND ${comingBack}) AND s.project_id = ${projectId}::uuid`,
+          'FOR SHARE',
         ),
-        updated AS (
-          UPDATE tasks t SET deleted_at = NULL, trashed_with_id = NULL, updated_at = ${now.toISOString()}::timestamptz,
-                 sprint_id = CASE WHEN c.left_closed_sprint THEN NULL ELSE t.sprint_id END
-            FROM coming_back c WHERE t.id = c.id
-        )
-        SELECT id::text, sprint_id::text, COALESCE(left_closed_sprint, false) AS left_closed_sprint FROM coming_back
-         ORDER BY id = ${taskId}::uuid DESC, id`;
-      const recorded = await this.changes.record(tx, {
-        projectId,
-        actor: caller.actor,
-        at: now,
-        records: restored.map((row) => ({
-          task: row.id,
-          action: 'restored' as const,
-          changes: row.left_closed_sprint ? [{ field: 'sprintId', from: row.sprint_id, to: null }] : [],
-        })),
-      });
-      return recorded[taskId];
+        lockTasks(
+          projectId,
+          Prisma.sql`t.id = (SELECT parent_id FROM tasks WHERE id = ${taskId}::uuid AND project_id = ${projectId}::uuid)`,
+          'FOR SHARE',
+          Prisma.sql`t.id::text, t.deleted_at IS NULL AS live`,
+        ),
+        lockTasks(projectId, Prisma.sql`t.id = ${taskId}::uuid AND t.deleted_at IS NOT NULL`, 'FOR NO KEY UPDATE', LOCKED_TASK),
+        lockTasks(
+          projectId,
+          Prisma.sql`t.trashed_with_id = ${taskId}::uuid AND t.parent_id = ${taskId}::uuid AND t.deleted_at IS NOT NULL`,
+          'FOR NO KEY UPDATE',
+          LOCKED_TASK,
+        ),
+      );
+      if (!trashed) throw notFound('Task in the trash');
+      if (trashed.parentId !== null && !parents.some((parent) => parent.id === trashed.parentId && parent.live)) {
+        throw conflict('conflict', 'Its parent task is in the trash: restore the parent first');
+      }
+      const sprintStatus = new Map(sprints.map((sprint) => [sprint.id, sprint.status]));
+      const tasks = [trashed, ...subtasks];
+      // A task's sprint cannot change while it is in the trash, but by the sprint's deletion (to
+      // none): one that did between the two statements above is not locked. Run again.
+      if (tasks.some((row) => row.sprintId !== null && !sprintStatus.has(row.sprintId))) {
+        throw new RetryTransaction('a task in the trash changed sprints while it was being restored');
+      }
+      const leaving = tasks.filter((row) => row.sprintId !== null && sprintStatus.get(row.sprintId) === 'closed');
+      const recorded = await this.changes.record(
+        tx,
+        {
+          projectId,
+          actor: caller.actor,
+          records: tasks.map((row) => ({
+            task: row.id,
+            action: 'restored' as const,
+            changes: leaving.includes(row) ? [{ field: 'sprintId', from: row.sprintId, to: null }] : [],
+          })),
+        },
+        Prisma.sql`
+          UPDATE tasks SET deleted_at = NULL, trashed_with_id = NULL, updated_at = ${CHANGE_TIME},
+                 sprint_id = CASE WHEN id = ANY(${leaving.map((row) => row.id)}::uuid[]) THEN NULL ELSE sprint_id END
+           WHERE id = ANY(${tasks.map((row) => row.id)}::uuid[])`,
+      );
+      return recorded.tasks[taskId];
     });
     return { task: task as TaskDetailDto };
   }
@@ -70,36 +99,42 @@ export class TrashService {
   /**
    * Destroys a trashed task for good, with its subtasks, labels, dependencies and history
    * (the database cascades them), one `task.purged` event for each task destroyed. A live
-   * task is not in the trash: 404.
+   * task is not in the trash: 404. Only what is in the trash when the purge commits is
+   * destroyed: the task and its subtasks are locked first, and a subtask found live (which a
+   * restore never leaves under a trashed parent) makes it 409 rather than destroy it.
    */
   async purge(caller: Caller, taskId: string): Promise<void> {
     const { projectId } = caller;
+    if (!isUuid(taskId)) throw notFound('Task in the trash');
     await this.prisma.write(async (tx) => {
-      await lockTrashedTask(tx, projectId, taskId);
-      const destroyed = await tx.$queryRaw<{ id: string }[]>`
-        DELETE FROM tasks WHERE project_id = ${projectId}::uuid AND (id = ${taskId}::uuid OR parent_id = ${taskId}::uuid) RETURNING id::text`;
-      await this.changes.record(tx, {
-        projectId,
-        actor: caller.actor,
-        at: new Date(),
-        // The task itself first, then the subtasks that went with it.
-        records: destroyed
-          .map((row) => row.id)
-          .sort((a, b) => Number(b === taskId) - Number(a === taskId))
-          .map((id) => ({ task: id, action: 'purged' as const })),
-      });
+      const [[trashed], subtasks] = await tx.pipeline<[{ id: string }[], { id: string; live: boolean }[]]>(
+        lockTasks(projectId, Prisma.sql`t.id = ${taskId}::uuid AND t.deleted_at IS NOT NULL`, 'FOR UPDATE'),
+        lockTasks(projectId, Prisma.sql`t.parent_id = ${taskId}::uuid`, 'FOR UPDATE', Prisma.sql`t.id::text, t.deleted_at IS NULL AS live`),
+      );
+      if (!trashed) throw notFound('Task in the trash');
+      if (subtasks.some((subtask) => subtask.live)) {
+        throw conflict('conflict', 'A subtask of this task is not in the trash: trash it too, or restore this task, before destroying it');
+      }
+      // The task itself first, then the subtasks that go with it.
+      const ids = [taskId, ...subtasks.map((subtask) => subtask.id)];
+      await this.changes.record(
+        tx,
+        { projectId, actor: caller.actor, records: ids.map((id) => ({ task: id, action: 'purged' as const })) },
+        Prisma.sql`DELETE FROM tasks WHERE id = ANY(${ids}::uuid[]) AND project_id = ${projectId}::uuid`,
+      );
     });
   }
 }
 
-async function lockTrashedTask(tx: SqlTransaction, projectId: string, taskId: string): Promise<{ parent_deleted: boolean }> {
-  const rows = isUuid(taskId)
-    ? await tx.$queryRaw<{ parent_deleted: boolean }[]>`
-        SELECT (parent.deleted_at IS NOT NULL) AS parent_deleted
-          FROM tasks t LEFT JOIN tasks parent ON parent.id = t.parent_id
-         WHERE t.id = ${taskId}::uuid AND t.project_id = ${projectId}::uuid AND t.deleted_at IS NOT NULL
-           FOR UPDATE OF t`
-    : [];
-  if (rows.length === 0) throw notFound('Task in the trash');
-  return rows[0];
+interface LockedSprint {
+  id: string;
+  status: string;
 }
+
+interface LockedTask {
+  id: string;
+  parentId: string | null;
+  sprintId: string | null;
+}
+
+const LOCKED_TASK = Prisma.sql`t.id::text, t.parent_id::text AS "parentId", t.sprint_id::text AS "sprintId"`;
