@@ -20,13 +20,13 @@
 //
 // It also answers the write rows (POST /api/v1/tasks, PATCH /api/v1/tasks/{id}, DELETE
 // /api/v1/tasks/{id}, POST /api/v1/trash/{id}/restore) with the same database work as the
-// service's writes, one transaction each: the key, the references of the body (one
-// statement), the task and its labels (one), and the change recorded: its event numbers taken
-// on the project's event_sequences row (one), then its history entry, its event and its
-// webhook deliveries, read back as the API's JSON (one; see RECORD_STATEMENT for how close to
-// src/changes/change-log.service.ts), then COMMIT, these last three sent together in one round
-// trip as the service sends them (pg's pipeline mode). No validation beyond what the bench
-// sends, no idempotency, no framework.
+// service's writes, one transaction each: the key, the references of the body or the rows the
+// write locks (one statement), then the change: its event numbers and its time taken on the
+// project's event_sequences row (one), the task and its labels written (one), its history
+// entry, its event and its webhook deliveries, read back as the API's JSON (one; see
+// RECORD_STATEMENT for how close to src/changes/change-log.service.ts), then COMMIT, these last
+// four sent together in one round trip as the service sends them (pg's pipeline mode). No
+// validation beyond what the bench sends, no idempotency, no framework.
 //
 // Run as its own process (like the service), so that it never shares an event loop with
 // the load generator: node bench/floor.js, with PORT and DATABASE_URL or DATA_DIR.
@@ -109,12 +109,12 @@ const taskView = (trash) => `json_build_object(
     'completedAt', ${iso('t.completed_at')}, 'createdAt', ${iso('t.created_at')}, 'updatedAt', ${iso('t.updated_at')},${trash ? ` 'deletedAt', ${iso('t.deleted_at')},` : ''}
     'blocked', ${BLOCKED}${trash ? '' : `, 'dependencies', json_build_object('blockedBy', ${REFS('task_id', 'blocked_by_id')}, 'blocks', ${REFS('blocked_by_id', 'task_id')})`})`;
 
-// The change, in two statements as src/changes/change-log.service.ts records it, sent with the
-// COMMIT in one round trip. First the event numbers, taken on the project's event_sequences
-// row, whose lock then orders the project's changes until COMMIT. Then, in a statement that
-// starts after the numbers are taken (and numbers from the row the first one updated), the
-// history entries, the events (built from the rows as the change left them), the webhook
-// deliveries and NOTIFY, and the tasks read back.
+// The change, as src/changes/change-log.service.ts records it, sent with the COMMIT in one round
+// trip. First the event numbers and the change's time, taken on the project's event_sequences
+// row, whose lock then orders the project's changes until COMMIT. Then the write itself, which
+// reads that time (CHANGE_TIME). Then, in a statement that starts after them (and numbers from
+// the row the first one updated), the history entries, the events (built from the rows as the
+// change left them), the webhook deliveries and NOTIFY, and the tasks read back.
 //
 // What differs from the service's statement: the task view is the floor's own SQL (the same
 // JSON, key for key, but written here, not taken from src/tasks/task-view.sql.ts); only task
@@ -123,36 +123,44 @@ const taskView = (trash) => `json_build_object(
 // of the service's LATERAL joins; NOTIFY always names the project and adds ':webhooks' when
 // deliveries were queued, as the service does.
 
-/** The next event numbers: $1 project, $2 how many. */
-const NUMBER_STATEMENT = `
-INSERT INTO event_sequences AS s (project_id, last_sequence) VALUES ($1::uuid, $2::int)
-ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + $2::int`;
+/** The next event numbers and the change's time: $1 project, $2 how many. */
+const CLAIM_STATEMENT = `
+WITH claimed AS (
+  INSERT INTO event_sequences AS s (project_id, last_sequence, last_change_at)
+  VALUES ($1::uuid, $2::int, date_trunc('milliseconds', clock_timestamp()))
+  ON CONFLICT (project_id) DO UPDATE SET last_sequence = s.last_sequence + $2::int,
+    last_change_at = greatest(s.last_change_at + interval '1 millisecond', date_trunc('milliseconds', clock_timestamp()))
+  RETURNING last_change_at)
+SELECT set_config('planning.change_at', last_change_at::text, true) FROM claimed`;
+
+/** The change's time, in the statements sent after the claim. */
+const CHANGE_TIME = `current_setting('planning.change_at')::timestamptz`;
 
 /**
  * The rest of the change: history entries, events, webhook deliveries and NOTIFY, and the
- * tasks as the change left them. $1 project, $2 actor, $3 time, $4 the records as JSON
- * [{ord, task_id, action, changes}], $5 the task ids (an array, as the service passes them:
- * the planner would scan the project for a subquery), $6 how many records.
+ * tasks as the change left them. $1 project, $2 actor, $3 the records as JSON
+ * [{ord, task_id, action, changes}], $4 the task ids (an array, as the service passes them:
+ * the planner would scan the project for a subquery), $5 how many records.
  */
 const RECORD_STATEMENT = `
-WITH numbered AS (SELECT last_sequence - $6::int AS before FROM event_sequences WHERE project_id = $1::uuid),
-input AS (SELECT * FROM json_to_recordset($4::json) AS r(ord int, task_id uuid, action text, changes json)),
+WITH numbered AS (SELECT last_sequence - $5::int AS before FROM event_sequences WHERE project_id = $1::uuid),
+input AS (SELECT * FROM json_to_recordset($3::json) AS r(ord int, task_id uuid, action text, changes json)),
 history AS (
   INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
-  SELECT $1::uuid, i.task_id, $2, i.action, COALESCE(i.changes, '[]'::json), $3::timestamptz FROM input i),
+  SELECT $1::uuid, i.task_id, $2, i.action, COALESCE(i.changes, '[]'::json), ${CHANGE_TIME} FROM input i),
 views AS (
   SELECT t.id, CASE WHEN t.deleted_at IS NULL THEN ${taskView(false)} ELSE ${taskView(true)} END AS view
     FROM tasks t LEFT JOIN memberships a ON a.id = t.assignee_id LEFT JOIN sprints s ON s.id = t.sprint_id
-   WHERE t.id = ANY($5::uuid[]) AND t.project_id = $1::uuid),
+   WHERE t.id = ANY($4::uuid[]) AND t.project_id = $1::uuid),
 events AS (
   INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
-  SELECT $1::uuid, n.before + i.ord, 'task.' || i.action, $2, $3::timestamptz,
+  SELECT $1::uuid, n.before + i.ord, 'task.' || i.action, $2, ${CHANGE_TIME},
          CASE WHEN i.action = 'updated' THEN json_build_object('task', v.view, 'changes', i.changes) ELSE json_build_object('task', v.view) END
     FROM input i JOIN views v ON v.id = i.task_id CROSS JOIN numbered n
   RETURNING id, type),
 deliveries AS (
   INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at)
-  SELECT $1::uuid, w.id, e.id, $3::timestamptz, $3::timestamptz
+  SELECT $1::uuid, w.id, e.id, ${CHANGE_TIME}, ${CHANGE_TIME}
     FROM events e JOIN webhooks w ON w.project_id = $1::uuid AND w.enabled AND (e.type = ANY(w.events) OR '*' = ANY(w.events))
   RETURNING 1)
 SELECT pg_notify('project_changes', $1::uuid::text || CASE WHEN EXISTS (SELECT FROM deliveries) THEN ':webhooks' ELSE '' END)::text AS notified,
@@ -167,34 +175,27 @@ const INSERT_STATEMENT = `
 WITH task AS (
   INSERT INTO tasks (id, project_id, title, description, status, priority, assignee_id, sprint_id, due_date, completed_at, created_at, updated_at)
   VALUES ($1::uuid, $2::uuid, $3, $4, $5::task_status, $6::task_priority, $7::uuid, $8::uuid, $9::date,
-          CASE WHEN $5 = 'done' THEN $10::timestamptz END, $10::timestamptz, $10::timestamptz)
+          CASE WHEN $5 = 'done' THEN ${CHANGE_TIME} END, ${CHANGE_TIME}, ${CHANGE_TIME})
   RETURNING id)
-INSERT INTO task_labels (project_id, task_id, label_id) SELECT $2::uuid, task.id, l FROM task, unnest($11::uuid[]) AS l`;
+INSERT INTO task_labels (project_id, task_id, label_id) SELECT $2::uuid, task.id, l FROM task, unnest($10::uuid[]) AS l`;
 
-const LOCK_STATEMENT = `SELECT title, priority::text FROM tasks WHERE id = $1::uuid AND project_id = $2::uuid AND deleted_at IS NULL FOR UPDATE`;
+const LOCK_STATEMENT = `SELECT title, priority::text FROM tasks WHERE id = $1::uuid AND project_id = $2::uuid AND deleted_at IS NULL FOR NO KEY UPDATE`;
 
 /** The bench's write rows, with the database work of the service's writes (see the top of this file). */
 async function write(db, req, url, key, body) {
   const actor = `${key.name} (API)`;
-  const now = new Date().toISOString();
-  // The change's last statements, with the COMMIT.
-  const record = async (tx, records) => {
-    const [, rows] = await tx.finish([
-      { name: 'floor_number', text: NUMBER_STATEMENT, values: [key.project_id, records.length] },
+  // The change: its claim, its write, its record, with the COMMIT.
+  const record = async (tx, records, write) => {
+    const answers = await tx.finish([
+      { name: 'floor_claim', text: CLAIM_STATEMENT, values: [key.project_id, records.length] },
+      write,
       {
         name: 'floor_record',
         text: RECORD_STATEMENT,
-        values: [
-          key.project_id,
-          actor,
-          now,
-          JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r }))),
-          records.map((r) => r.task_id),
-          records.length,
-        ],
+        values: [key.project_id, actor, JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r }))), records.map((r) => r.task_id), records.length],
       },
     ]);
-    return rows;
+    return answers[2];
   };
   const task = /^\/api\/v1\/tasks\/([0-9a-f-]{36})$/.exec(url.pathname);
   const restore = /^\/api\/v1\/trash\/([0-9a-f-]{36})\/restore$/.exec(url.pathname);
@@ -223,11 +224,14 @@ async function write(db, req, url, key, body) {
         body.sprintId ?? null,
         body.dueDate ?? null,
       ];
-      await tx.query({ name: 'floor_insert', text: INSERT_STATEMENT, values: [id, key.project_id, ...fields, now, labelIds] });
       const names = ['title', 'description', 'status', 'priority', 'assigneeId', 'sprintId', 'dueDate'];
       const changes = names.map((field, i) => ({ field, from: null, to: fields[i] })).filter((c) => c.to !== null);
       if (labelIds.length) changes.push({ field: 'labelIds', from: [], to: labelIds });
-      const [row] = await record(tx, [{ task_id: id, action: 'created', changes }]);
+      const [row] = await record(tx, [{ task_id: id, action: 'created', changes }], {
+        name: 'floor_insert',
+        text: INSERT_STATEMENT,
+        values: [id, key.project_id, ...fields, labelIds],
+      });
       return { status: 201, body: { task: row.tasks[id] }, location: `/api/v1/tasks/${id}` };
     });
   }
@@ -239,28 +243,33 @@ async function write(db, req, url, key, body) {
       const changes = ['title', 'priority']
         .filter((field) => next[field] !== current[field])
         .map((field) => ({ field, from: current[field], to: next[field] }));
-      await tx.query({
+      const [row] = await record(tx, [{ task_id: task[1], action: 'updated', changes }], {
         name: 'floor_update',
-        text: 'UPDATE tasks SET title = $2, priority = $3::task_priority, updated_at = $4::timestamptz WHERE id = $1::uuid',
-        values: [task[1], next.title, next.priority, now],
+        text: `UPDATE tasks SET title = $2, priority = $3::task_priority, updated_at = ${CHANGE_TIME} WHERE id = $1::uuid`,
+        values: [task[1], next.title, next.priority],
       });
-      const [row] = await record(tx, [{ task_id: task[1], action: 'updated', changes }]);
       return { status: 200, body: { task: row.tasks[task[1]] } };
     });
   }
   if (req.method === 'DELETE' && task) {
     return db.transaction(async (tx) => {
-      const [current] = await tx.query({ name: 'floor_lock', text: LOCK_STATEMENT, values: [task[1], key.project_id] });
-      if (!current) return { status: 404 };
+      // The task and its live subtasks, locked (the service sends these two statements in one round trip).
       const trashed = await tx.query({
-        name: 'floor_trash',
-        text: `UPDATE tasks SET deleted_at = $3::timestamptz, trashed_with_id = $1::uuid, updated_at = $3::timestamptz
-                WHERE project_id = $2::uuid AND deleted_at IS NULL AND (id = $1::uuid OR parent_id = $1::uuid) RETURNING id::text`,
-        values: [task[1], key.project_id, now],
+        name: 'floor_lock_trash',
+        text: `SELECT id::text FROM tasks WHERE project_id = $2::uuid AND deleted_at IS NULL AND (id = $1::uuid OR parent_id = $1::uuid)
+                ORDER BY id FOR NO KEY UPDATE`,
+        values: [task[1], key.project_id],
       });
+      if (!trashed.some((row) => row.id === task[1])) return { status: 404 };
+      const ids = trashed.map((row) => row.id);
       await record(
         tx,
-        trashed.map((row) => ({ task_id: row.id, action: 'deleted' })),
+        ids.map((id) => ({ task_id: id, action: 'deleted' })),
+        {
+          name: 'floor_trash',
+          text: `UPDATE tasks SET deleted_at = ${CHANGE_TIME}, trashed_with_id = $1::uuid, updated_at = ${CHANGE_TIME} WHERE id = ANY($2::uuid[])`,
+          values: [task[1], ids],
+        },
       );
       return { status: 204 };
     });
@@ -268,16 +277,22 @@ async function write(db, req, url, key, body) {
   if (req.method === 'POST' && restore) {
     return db.transaction(async (tx) => {
       const restored = await tx.query({
-        name: 'floor_restore',
-        text: `UPDATE tasks SET deleted_at = NULL, trashed_with_id = NULL, updated_at = $3::timestamptz
+        name: 'floor_lock_restore',
+        text: `SELECT id::text FROM tasks
                 WHERE project_id = $2::uuid AND deleted_at IS NOT NULL AND (id = $1::uuid OR (trashed_with_id = $1::uuid AND parent_id = $1::uuid))
-                RETURNING id::text`,
-        values: [restore[1], key.project_id, now],
+                ORDER BY id FOR NO KEY UPDATE`,
+        values: [restore[1], key.project_id],
       });
-      if (!restored.length) return { status: 404 };
+      if (!restored.some((row) => row.id === restore[1])) return { status: 404 };
+      const ids = restored.map((row) => row.id);
       const [row] = await record(
         tx,
-        restored.map((r) => ({ task_id: r.id, action: 'restored' })),
+        ids.map((id) => ({ task_id: id, action: 'restored' })),
+        {
+          name: 'floor_restore',
+          text: `UPDATE tasks SET deleted_at = NULL, trashed_with_id = NULL, updated_at = ${CHANGE_TIME} WHERE id = ANY($1::uuid[])`,
+          values: [ids],
+        },
       );
       return { status: 200, body: { task: row.tasks[restore[1]] } };
     });
@@ -437,5 +452,5 @@ module.exports = {
   listStatement,
   listRequest,
   // The statements of a create, for transaction-cost.js.
-  floorStatements: { REFERENCES_STATEMENT, INSERT_STATEMENT, NUMBER_STATEMENT, RECORD_STATEMENT },
+  floorStatements: { REFERENCES_STATEMENT, CLAIM_STATEMENT, INSERT_STATEMENT, RECORD_STATEMENT },
 };

@@ -82,15 +82,15 @@ async function main() {
 
 /**
  * The statements of one create, in order, as the floor runs them, one at a time (the floor sends
- * the last two with the COMMIT in one round trip: the same statements, which is what is compared
+ * the last three with the COMMIT in one round trip: the same statements, which is what is compared
  * here); `query(text, values)` answers rows.
  */
 function createWork(project) {
   return async (query) => {
-    const now = new Date().toISOString();
     const id = randomUUID();
     const labels = project.labels;
     await query(floorStatements.REFERENCES_STATEMENT, [project.id, project.member, project.sprint, labels]);
+    await query(floorStatements.CLAIM_STATEMENT, [project.id, 1]);
     await query(floorStatements.INSERT_STATEMENT, [
       id,
       project.id,
@@ -101,12 +101,10 @@ function createWork(project) {
       project.member,
       project.sprint,
       '2027-03-15',
-      now,
       labels,
     ]);
-    await query(floorStatements.NUMBER_STATEMENT, [project.id, 1]);
     const records = [{ ord: 1, task_id: id, action: 'created', changes: [{ field: 'title', from: null, to: 'Timed task' }] }];
-    await query(floorStatements.RECORD_STATEMENT, [project.id, 'Bench (API)', now, JSON.stringify(records), [id], 1]);
+    await query(floorStatements.RECORD_STATEMENT, [project.id, 'Bench (API)', JSON.stringify(records), [id], 1]);
   };
 }
 
