@@ -135,7 +135,7 @@ describe('OpenAPI document', () => {
     }
     for (const side of ['from', 'to']) {
       expect(schemas.FieldChangeDto.properties![side]).toMatchObject({
-        oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }, { type: 'null' }],
+        oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'array', items: { type: 'string' } }, { type: 'null' }],
       });
     }
     // No 3.0 leftovers: `nullable` means nothing in 3.1.
@@ -325,7 +325,7 @@ describe('the answer checker (test/support/openapi-contract.ts)', () => {
     ]);
   });
 
-  it('accepts null for assignee and sprint, and history values that are strings, lists or null', () => {
+  it('accepts null for assignee and sprint, and history values that are JSON scalars, lists of strings or null', () => {
     const task = {
       id: member.membershipId,
       projectId: member.membershipId,
@@ -358,7 +358,8 @@ describe('the answer checker (test/support/openapi-contract.ts)', () => {
       contract.check({ ...json(200, { history: [entry(from, to)], nextCursor: null }), url: `/api/v1/tasks/${member.membershipId}/history` }).errors;
     expect(history(null, 'todo')).toEqual([]);
     expect(history([], ['a', 'b'])).toEqual([]);
-    expect(history(1, true)).not.toEqual([]);
+    expect(history(1.5, true)).toEqual([]);
+    expect(history({ a: 1 }, [1])).not.toEqual([]);
   });
 
   it('holds answers of unknown routes to problem+json, and leaves /docs alone', () => {

@@ -408,11 +408,12 @@ describe('tasks', () => {
       const entries = await historyOf(task.id);
       expect(entries).toHaveLength(2);
       expect(entries[1]).toMatchObject({ action: 'updated', actor: 'Test key (API)' });
+      // In the order of the task's fields (src/tasks/task-fields.ts), the label set last.
       expect(entries[1].changes).toEqual([
         { field: 'title', from: 'Old', to: 'New' },
         { field: 'assigneeId', from: null, to: member },
-        { field: 'labelIds', from: [], to: [project.labels[0].id] },
         { field: 'dueDate', from: null, to: '2027-05-05' },
+        { field: 'labelIds', from: [], to: [project.labels[0].id] },
       ]);
     });
 

@@ -60,8 +60,9 @@ describe('typed TypeScript client (clients/typescript)', () => {
     expect(taskDto).toContain("assignee: components['schemas']['MemberDto'] | null;");
     expect(taskDto).toContain("sprint: components['schemas']['SprintRefDto'] | null;");
     const fieldChange = /^ {4}FieldChangeDto: \{$([\s\S]*?)^ {4}\};$/m.exec(types)?.[1] ?? '';
-    expect(fieldChange).toContain('from: string | string[] | null;');
-    expect(fieldChange).toContain('to: string | string[] | null;');
+    // Any JSON scalar, a list of ids, or null: whatever field a change names (FieldValueDto).
+    expect(fieldChange).toContain('from: string | number | boolean | string[] | null;');
+    expect(fieldChange).toContain('to: string | number | boolean | string[] | null;');
   });
 
   it('runs examples/sync-to-csv.ts: every task, page by page, as CSV', async () => {

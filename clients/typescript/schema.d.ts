@@ -614,6 +614,7 @@ export interface components {
       id: string;
       /** Format: uuid */
       projectId: string;
+      title: string;
       /** @enum {string} */
       status: 'backlog' | 'planning' | 'todo' | 'in_progress' | 'in_review' | 'done' | 'cancelled';
       /** @enum {string} */
@@ -633,7 +634,6 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
-      title: string;
       labels: components['schemas']['LabelDto'][];
       /** @description True while a live task it depends on is not finished. */
       blocked: boolean;
@@ -711,6 +711,7 @@ export interface components {
       id: string;
       /** Format: uuid */
       projectId: string;
+      title: string;
       /** @enum {string} */
       status: 'backlog' | 'planning' | 'todo' | 'in_progress' | 'in_review' | 'done' | 'cancelled';
       /** @enum {string} */
@@ -732,7 +733,6 @@ export interface components {
       updatedAt: string;
       description: string | null;
       dependencies: components['schemas']['DependenciesDto'];
-      title: string;
       labels: components['schemas']['LabelDto'][];
       /** @description True while a live task it depends on is not finished. */
       blocked: boolean;
@@ -799,9 +799,9 @@ export interface components {
     };
     FieldChangeDto: {
       /** @description Value before the change, as the API writes it */
-      from: string | string[] | null;
+      from: string | number | boolean | string[] | null;
       /** @description Value after the change, as the API writes it */
-      to: string | string[] | null;
+      to: string | number | boolean | string[] | null;
       /** @description The API's name of the field: status, assigneeId, labelIds, sprintId, dueDate, ... */
       field: string;
     };
@@ -825,9 +825,10 @@ export interface components {
     SprintDto: {
       /** Format: uuid */
       id: string;
+      name: string;
       goal: string | null;
       /**
-       * @description Read-only: planned at creation; activated and closed in the app
+       * @description Read-only: planned at creation; activated and closed in the app.
        * @enum {string}
        */
       status: 'planned' | 'active' | 'closed';
@@ -837,7 +838,6 @@ export interface components {
       endDate: string | null;
       /** Format: date-time */
       createdAt: string;
-      name: string;
     };
     SprintListDto: {
       /** @description Newest first. */
@@ -899,6 +899,7 @@ export interface components {
       id: string;
       /** Format: uuid */
       projectId: string;
+      title: string;
       /** @enum {string} */
       status: 'backlog' | 'planning' | 'todo' | 'in_progress' | 'in_review' | 'done' | 'cancelled';
       /** @enum {string} */
@@ -920,7 +921,6 @@ export interface components {
       updatedAt: string;
       /** Format: date-time */
       deletedAt: string;
-      title: string;
       labels: components['schemas']['LabelDto'][];
       /** @description True while a live task it depends on is not finished. */
       blocked: boolean;

@@ -72,16 +72,11 @@ export interface FieldChange {
 }
 
 /** The fields whose value differs between `before` and `after`, for `after`'s fields. */
-export function changesBetween<T extends object>(before: T, after: Partial<T>): FieldChange[] {
+export function changesBetween<T extends object>(before: Record<keyof T, unknown>, after: Partial<T>): FieldChange[] {
   const from = before as Record<string, unknown>;
   return Object.entries(after)
     .filter(([field, to]) => !isDeepStrictEqual(from[field], to))
     .map(([field, to]) => ({ field, from: from[field], to }));
-}
-
-/** The fields of a partial update that were sent (an absent field stays as it is). */
-export function definedOnly<T extends object>(values: { [K in keyof T]?: T[K] | undefined }): Partial<T> {
-  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 /** Who made a change: a key, or the product's app (sprint activation and closing). */

@@ -1,15 +1,23 @@
 import { ApiProperty } from '@nestjs/swagger';
 
-/** A field's value as the API writes it: a string (ids, dates, statuses, text), a list of ids (labelIds), or null. */
-const FIELD_VALUE = { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], nullable: true };
+/**
+ * A field's value in history and in `task.updated` events, as the API writes that field: a JSON
+ * scalar (text, ids, dates, statuses, numbers), a list of ids (labelIds), or null. Typed once
+ * here for every field, so that a new field needs no edit of it.
+ */
+export type FieldValueDto = string | number | boolean | string[] | null;
+const FIELD_VALUE = {
+  oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'array', items: { type: 'string' } }],
+  nullable: true,
+};
 
 export class FieldChangeDto {
   /** The API's name of the field: status, assigneeId, labelIds, sprintId, dueDate, ... */
   field: string;
   @ApiProperty({ ...FIELD_VALUE, description: 'Value before the change, as the API writes it' })
-  from: string | string[] | null;
+  from: FieldValueDto;
   @ApiProperty({ ...FIELD_VALUE, description: 'Value after the change, as the API writes it' })
-  to: string | string[] | null;
+  to: FieldValueDto;
 }
 
 export class HistoryEntryDto {

@@ -42,7 +42,7 @@ export class HistoryService {
         createdAt: row.createdAt.toISOString(),
         actor: row.actor,
         action: row.action,
-        // Stored as recorded: each value a string, a list of ids, or null (FieldChangeDto).
+        // Stored as recorded: each value as the API writes its field (FieldValueDto).
         changes: row.changes as unknown as FieldChangeDto[],
       })),
       nextCursor: page.nextCursor,

@@ -1,33 +1,29 @@
 import { ApiHideProperty, ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
-import { IsCalendarDate, IsNotBlank, IsText, ReadOnlyField } from '../common/validation/validators';
-import { SPRINT_STATUSES } from '../tasks/task-fields';
+import { SameKeys, ShownField, WritableField } from '../common/fields/fields';
+import { ReadOnlyField } from '../common/validation/validators';
+import type { SprintStatus } from '../generated/prisma/enums';
+import { SPRINT_FIELDS, SprintAnswerField, SprintBodyField, SprintFields } from './sprint-fields';
 
 export class CreateSprintDto {
   /** 1 to 100 characters, not only white space. */
-  @IsString()
-  @IsText(1, 100)
-  @IsNotBlank()
-  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Sprint 12' })
+  @SprintBodyField()
+  @ApiProperty({ example: 'Sprint 12' })
   name: string;
 
   /** Up to 1000 characters. */
-  @IsOptional()
-  @IsString()
-  @IsText(0, 1000)
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 1000, example: 'Ship the release candidate' })
+  @SprintBodyField()
+  @ApiPropertyOptional({ example: 'Ship the release candidate' })
   goal?: string | null;
 
   /** YYYY-MM-DD, a civil day in Madrid. */
-  @IsOptional()
-  @IsCalendarDate()
-  @ApiPropertyOptional({ type: String, format: 'date', nullable: true, example: '2026-12-01' })
+  @SprintBodyField()
+  @ApiPropertyOptional({ example: '2026-12-01' })
   startDate?: string | null;
 
   /** YYYY-MM-DD, on or after startDate. */
-  @IsOptional()
-  @IsCalendarDate()
-  @ApiPropertyOptional({ type: String, format: 'date', nullable: true, example: '2026-12-14' })
+  @SprintBodyField()
+  @ApiPropertyOptional({ example: '2026-12-14' })
   endDate?: string | null;
 
   /** Read-only: sprints are activated and closed in the app. Sending it is 400 read_only_field. */
@@ -35,6 +31,10 @@ export class CreateSprintDto {
   @ReadOnlyField()
   status?: never;
 }
+
+// The body fields are exactly SPRINT_FIELDS' written ones (and the read-only status), with their types.
+const _createSprintBodyHasEveryField: SameKeys<keyof CreateSprintDto, WritableField<typeof SPRINT_FIELDS> | 'status'> = true;
+const _createSprintBodyTypes: Required<Omit<CreateSprintDto, 'status'>> extends SprintFields ? true : false = true;
 
 /** Name, goal and window; null clears goal and dates. The window is checked on the resulting values. */
 export class UpdateSprintDto extends PartialType(CreateSprintDto, { skipNullProperties: false }) {}
@@ -57,20 +57,25 @@ export class CloseSprintDto {
 }
 
 export class SprintDto {
-  @ApiProperty({ format: 'uuid' })
+  @SprintAnswerField()
   id: string;
+  @SprintAnswerField()
   name: string;
-  @ApiProperty({ type: String, nullable: true })
+  @SprintAnswerField()
   goal: string | null;
-  @ApiProperty({ enum: SPRINT_STATUSES, description: 'Read-only: planned at creation; activated and closed in the app' })
-  status: string;
-  @ApiProperty({ type: String, format: 'date', nullable: true })
+  /** Read-only: planned at creation; activated and closed in the app. */
+  @SprintAnswerField()
+  status: SprintStatus;
+  @SprintAnswerField()
   startDate: string | null;
-  @ApiProperty({ type: String, format: 'date', nullable: true })
+  @SprintAnswerField()
   endDate: string | null;
-  @ApiProperty({ type: String, format: 'date-time' })
+  @SprintAnswerField()
   createdAt: string;
 }
+
+// Answers show exactly SPRINT_FIELDS' shown fields (sprint-view.sql.ts builds them from the table).
+const _sprintAnswerHasEveryField: SameKeys<keyof SprintDto, ShownField<typeof SPRINT_FIELDS, 'list'>> = true;
 
 export class SprintResponseDto {
   sprint: SprintDto;

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller';
 import { ChangeLog } from '../changes/change-log.service';
-import { APP_ACTOR, CHANGE_TIME, changesBetween, definedOnly, TaskChange } from '../changes/change';
+import { APP_ACTOR, CHANGE_TIME, changesBetween, TaskChange } from '../changes/change';
+import { sentFields, withDefaults } from '../common/fields/fields';
 import { databaseViolation } from '../common/errors/database-errors';
 import { badRequest, conflict, notFound } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
@@ -13,10 +14,8 @@ import { lockSprints, lockTasks } from '../changes/locks';
 import { Prisma } from '../generated/prisma/client';
 import { FINISHED_STATUSES } from '../tasks/task-fields';
 import type { CreateSprintDto, SprintDto, SprintListDto, SprintResponseDto, UpdateSprintDto } from './sprint.dto';
+import { SPRINT_FIELDS, SPRINT_SQL, SPRINT_WRITABLE, SprintFields } from './sprint-fields';
 import { SPRINT_JSON } from './sprint-view.sql';
-
-/** A sprint's editable fields, as the API names and writes them. */
-type SprintFields = Pick<SprintDto, 'name' | 'goal' | 'startDate' | 'endDate'>;
 
 @Injectable()
 export class SprintsService {
@@ -46,14 +45,14 @@ export class SprintsService {
     assertWindow(dto.startDate ?? null, dto.endDate ?? null);
     const { projectId } = caller;
     const sprintId = randomUUID();
+    const written = SPRINT_SQL.writing(SPRINT_WRITABLE.all);
     const sprint = await this.prisma.write(async (tx) => {
       const recorded = await this.changes.record(
         tx,
         { projectId, actor: caller.actor, records: [{ sprint: sprintId, action: 'created' }] },
         Prisma.sql`
-          INSERT INTO sprints (id, project_id, name, goal, start_date, end_date, created_at, updated_at)
-          VALUES (${sprintId}::uuid, ${projectId}::uuid, ${dto.name}, ${dto.goal ?? null}, ${dto.startDate ?? null}::date,
-                  ${dto.endDate ?? null}::date, ${CHANGE_TIME}, ${CHANGE_TIME})`,
+          INSERT INTO sprints (id, project_id, ${written.columns}, created_at, updated_at)
+          VALUES (${sprintId}::uuid, ${projectId}::uuid, ${written.values(withDefaults(SPRINT_FIELDS, dto))}, ${CHANGE_TIME}, ${CHANGE_TIME})`,
       );
       return recorded.sprints[sprintId];
     });
@@ -68,23 +67,16 @@ export class SprintsService {
     const sprint = await this.prisma.write(async (tx) => {
       const current = await lockSprint(tx, projectId, sprintId);
       await assertIfMatch(ifMatch, () => ({ sprint: current.view }));
-      const requested: Partial<SprintFields> = definedOnly<SprintFields>({
-        name: dto.name,
-        goal: dto.goal,
-        startDate: dto.startDate,
-        endDate: dto.endDate,
-      });
+      const requested: Partial<SprintFields> = sentFields(SPRINT_FIELDS, dto);
       const next: SprintFields = { ...fieldsOf(current.view), ...requested };
       assertWindow(next.startDate, next.endDate);
       const changes = changesBetween(fieldsOf(current.view), requested);
       if (changes.length === 0) return current.view;
+      const written = SPRINT_SQL.writing(SPRINT_WRITABLE.patchable);
       const recorded = await this.changes.record(
         tx,
         { projectId, actor: caller.actor, records: [{ sprint: sprintId, action: 'updated', changes }] },
-        Prisma.sql`
-          UPDATE sprints SET name = ${next.name}, goal = ${next.goal}, start_date = ${next.startDate}::date, end_date = ${next.endDate}::date,
-                 updated_at = ${CHANGE_TIME}
-           WHERE id = ${sprintId}::uuid`,
+        Prisma.sql`UPDATE sprints SET (${written.columns}, updated_at) = (${written.values(next)}, ${CHANGE_TIME}) WHERE id = ${sprintId}::uuid`,
       );
       return recorded.sprints[sprintId];
     });
@@ -217,8 +209,9 @@ async function lockSprint(tx: SqlTransaction, projectId: string | null, sprintId
   return rows[0];
 }
 
+/** A sprint's editable fields, from its view. */
 function fieldsOf(sprint: SprintDto): SprintFields {
-  return { name: sprint.name, goal: sprint.goal, startDate: sprint.startDate, endDate: sprint.endDate };
+  return Object.fromEntries(SPRINT_WRITABLE.patchable.map((name) => [name, sprint[name]])) as SprintFields;
 }
 
 /** The resulting window must satisfy startDate <= endDate. */

@@ -1,3 +1,22 @@
+import {
+  calendarDate,
+  fieldDecorator,
+  fieldSql,
+  FieldValues,
+  id,
+  instant,
+  nothingOf,
+  oneOf,
+  reference,
+  shownField,
+  bodyField,
+  TableOf,
+  text,
+  writableFields,
+  WritableField,
+  PatchableField,
+} from '../common/fields/fields';
+import type { Task } from '../generated/prisma/client';
 import { SprintStatus, TaskPriority, TaskStatus } from '../generated/prisma/enums';
 
 /** The fixed workflow, in order (interface specification, Task statuses). */
@@ -9,3 +28,58 @@ export const SPRINT_STATUSES = Object.values(SprintStatus);
 export const FINISHED_STATUSES: readonly TaskStatus[] = [TaskStatus.done, TaskStatus.cancelled];
 
 export { TaskPriority, TaskStatus };
+
+/**
+ * A task's fields, described once: one row per column of `tasks` (schema.prisma; TableOf fails
+ * the build when a column has no row, or when its nullability differs). From it come the SQL of
+ * the hot paths (the insert and update columns and values, the lock's SELECT, the plain fields of
+ * the JSON view: task-view.sql.ts), the TypeScript shape of a task's fields (TaskFields), the
+ * create defaults, the PATCH pick list, and the validation and OpenAPI properties of the DTOs
+ * (@TaskBodyField, @TaskAnswerField in task.dto.ts). docs/extending.md: adding a field.
+ *
+ * Relations are hand-written where they are not a column's value: assigneeId and sprintId are
+ * shown as `assignee` and `sprint` objects, labels and dependencies live in tables of their own
+ * (task-view.sql.ts, task-references.ts).
+ */
+export const TASK_FIELDS = {
+  id: { column: 'id', kind: id(), shown: 'list' },
+  projectId: { column: 'project_id', kind: id(), shown: 'list' },
+  title: { column: 'title', kind: text(1, 200, { notBlank: true }), write: {}, shown: 'list' },
+  description: { column: 'description', kind: text(0, 10_000), nullable: true, write: { default: null }, shown: 'detail' },
+  status: { column: 'status', kind: oneOf(TASK_STATUSES, 'task_status'), write: { default: TaskStatus.backlog }, shown: 'list' },
+  priority: { column: 'priority', kind: oneOf(TASK_PRIORITIES, 'task_priority'), write: { default: TaskPriority.none }, shown: 'list' },
+  parentId: { column: 'parent_id', kind: reference(), nullable: true, write: { default: null, createOnly: true }, shown: 'list' },
+  // Shown as `assignee` and `sprint` (task-view.sql.ts).
+  assigneeId: { column: 'assignee_id', kind: reference(), nullable: true, write: { default: null } },
+  sprintId: { column: 'sprint_id', kind: reference(), nullable: true, write: { default: null } },
+  dueDate: { column: 'due_date', kind: calendarDate(), nullable: true, write: { default: null }, shown: 'list' },
+  completedAt: { column: 'completed_at', kind: instant(), nullable: true, shown: 'list' },
+  createdAt: { column: 'created_at', kind: instant(), shown: 'list' },
+  updatedAt: { column: 'updated_at', kind: instant(), shown: 'list' },
+  deletedAt: { column: 'deleted_at', kind: instant(), nullable: true, shown: 'trash' },
+  // Which DELETE sent the task to the trash: the service's own bookkeeping, not shown.
+  trashedWithId: { column: 'trashed_with_id', kind: id(), nullable: true },
+} as const satisfies TableOf<Task>;
+
+export type TaskField = keyof typeof TASK_FIELDS;
+
+/** The SQL derived from TASK_FIELDS, on the task row `t`. */
+export const TASK_SQL = fieldSql(TASK_FIELDS, 't');
+
+/** The fields clients write (on create), and those a PATCH may change. */
+export const TASK_WRITABLE = writableFields(TASK_FIELDS);
+
+/** A task's written fields as the API names and writes them, its label set included (history compares these). */
+export type TaskFields = FieldValues<typeof TASK_FIELDS, WritableField<typeof TASK_FIELDS>> & { labelIds: string[] };
+
+/** The fields a PATCH may change. */
+export type PatchableTaskFields = FieldValues<typeof TASK_FIELDS, PatchableField<typeof TASK_FIELDS>> & { labelIds: string[] };
+
+/** What a created entry's changes start from: every field unset, no label. */
+export const NO_TASK_FIELDS: Record<keyof TaskFields, unknown> = { ...nothingOf(TASK_FIELDS), labelIds: [] };
+
+/** On a request DTO's property: the validation and OpenAPI property of its TASK_FIELDS row. */
+export const TaskBodyField = fieldDecorator(TASK_FIELDS, bodyField);
+
+/** On an answer DTO's property: the OpenAPI property of its TASK_FIELDS row. */
+export const TaskAnswerField = fieldDecorator(TASK_FIELDS, shownField);

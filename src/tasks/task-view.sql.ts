@@ -1,31 +1,26 @@
-import { isoTimestamp } from '../common/dates';
 import { Prisma } from '../generated/prisma/client';
+import { TASK_SQL } from './task-fields';
 
 /**
  * The JSON shape of a task, built by PostgreSQL inside the query that reads it: the
- * one definition used by the list, the detail view and the trash. It expects the tasks
- * to show as a CTE named `shown` followed by TASK_VIEW_CTES, read as `FROM shown t`
- * followed by TASK_VIEW_JOINS.
+ * one definition used by the list, the detail view, the trash and the events. Its plain fields
+ * come from TASK_FIELDS (every field its rows show in that view), then the hand-written views
+ * of what is not a column's value: assignee, labels, sprint, blocked and, in full, dependencies.
+ * It expects the tasks to show as a CTE named `shown` followed by TASK_VIEW_CTES, read as
+ * `FROM shown t` followed by TASK_VIEW_JOINS.
  * Doing it in SQL keeps a page to one statement, whatever its size, with no per-row work
  * in JavaScript.
  */
 export function taskJson(view: { detail?: boolean; trash?: boolean } = {}): Prisma.Sql {
-  return Prisma.raw(`json_build_object(
-    'id', t.id,
-    'projectId', t.project_id,
-    'title', t.title,${view.detail ? `\n    'description', t.description,` : ''}
-    'status', t.status,
-    'priority', t.priority,
-    'parentId', t.parent_id,
-    'assignee', CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('membershipId', a.id, 'name', a.name) END,
-    'labels', COALESCE(task_labels.labels, '[]'::json),
-    'sprint', CASE WHEN s.id IS NULL THEN NULL ELSE json_build_object('id', s.id, 'name', s.name, 'status', s.status) END,
-    'dueDate', to_char(t.due_date, 'YYYY-MM-DD'),
-    'completedAt', ${isoTimestamp('t.completed_at')},
-    'createdAt', ${isoTimestamp('t.created_at')},
-    'updatedAt', ${isoTimestamp('t.updated_at')},${view.trash ? `\n    'deletedAt', ${isoTimestamp('t.deleted_at')},` : ''}
-    'blocked', blocked.task_id IS NOT NULL${view.detail ? `,\n    'dependencies', ${DEPENDENCIES}` : ''}
-  )`);
+  const pairs = [
+    ...TASK_SQL.jsonPairs(view.trash ? 'trash' : view.detail ? 'detail' : 'list'),
+    `'assignee', CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('membershipId', a.id, 'name', a.name) END`,
+    `'labels', COALESCE(task_labels.labels, '[]'::json)`,
+    `'sprint', CASE WHEN s.id IS NULL THEN NULL ELSE json_build_object('id', s.id, 'name', s.name, 'status', s.status) END`,
+    `'blocked', blocked.task_id IS NOT NULL`,
+    ...(view.detail ? [`'dependencies', ${DEPENDENCIES}`] : []),
+  ];
+  return Prisma.raw(`json_build_object(\n    ${pairs.join(',\n    ')}\n  )`);
 }
 
 /**

@@ -1,18 +1,21 @@
 import { ApiHideProperty, ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
+import { PatchableField, SameKeys, ShownField, WritableField } from '../common/fields/fields';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../common/pagination/page.dto';
-import {
-  IsCalendarDate,
-  IsCommaSeparatedListOf,
-  IsInstant,
-  IsNotBlank,
-  IsText,
-  OptionalButNotNull,
-  ReadOnlyField,
-} from '../common/validation/validators';
+import { IsCalendarDate, IsCommaSeparatedListOf, IsInstant, IsText, OptionalButNotNull, ReadOnlyField } from '../common/validation/validators';
 import { LabelDto, MemberDto } from '../projects/project-resources.dto';
-import { SPRINT_STATUSES, TASK_PRIORITIES, TASK_STATUSES, TaskPriority, TaskStatus } from './task-fields';
+import {
+  SPRINT_STATUSES,
+  TASK_FIELDS,
+  TASK_PRIORITIES,
+  TASK_STATUSES,
+  TaskAnswerField,
+  TaskBodyField,
+  TaskFields,
+  TaskPriority,
+  TaskStatus,
+} from './task-fields';
 
 // ---- What clients send ----
 
@@ -31,35 +34,25 @@ function commaSeparatedListOf(values: readonly string[]): string {
 
 export class CreateTaskDto {
   /** 1 to 200 characters (code points), not only white space. */
-  @IsString()
-  @IsText(1, 200)
-  @IsNotBlank()
-  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Write the release notes' })
+  @TaskBodyField()
+  @ApiProperty({ example: 'Write the release notes' })
   title: string;
 
   /** Markdown, up to 10 000 characters. */
-  @IsOptional()
-  @IsString()
-  @IsText(0, 10_000)
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 10_000, example: 'List every **breaking** change.' })
+  @TaskBodyField()
+  @ApiPropertyOptional({ example: 'List every **breaking** change.' })
   description?: string | null;
 
   /** Default `backlog`. Creating a task in `done` sets `completedAt`. */
-  @OptionalButNotNull()
-  @IsIn(TASK_STATUSES, { message: `must be one of: ${TASK_STATUSES.join(', ')}` })
-  @ApiProperty({ enum: TASK_STATUSES, required: false, default: 'backlog' })
+  @TaskBodyField()
   status?: TaskStatus;
 
   /** Default `none`. */
-  @OptionalButNotNull()
-  @IsIn(TASK_PRIORITIES, { message: `must be one of: ${TASK_PRIORITIES.join(', ')}` })
-  @ApiProperty({ enum: TASK_PRIORITIES, required: false, default: 'none' })
+  @TaskBodyField()
   priority?: TaskPriority;
 
   /** A membershipId of the project (GET /api/v1/members); null for nobody. */
-  @IsOptional()
-  @IsString()
-  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true })
+  @TaskBodyField()
   assigneeId?: string | null;
 
   /** Label ids of the project (GET /api/v1/labels), a set: duplicates collapse. */
@@ -71,23 +64,23 @@ export class CreateTaskDto {
   labelIds?: string[];
 
   /** A live root task of the project: subtasks have one level only. Cannot be changed later. */
-  @IsOptional()
-  @IsString()
-  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true })
+  @TaskBodyField()
   parentId?: string | null;
 
   /** A sprint of the project that is not closed; null for none. */
-  @IsOptional()
-  @IsString()
-  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true })
+  @TaskBodyField()
   sprintId?: string | null;
 
   /** YYYY-MM-DD, a civil day in Madrid; null for none. */
-  @IsOptional()
-  @IsCalendarDate()
-  @ApiPropertyOptional({ type: String, format: 'date', nullable: true, example: '2026-12-24' })
+  @TaskBodyField()
+  @ApiPropertyOptional({ example: '2026-12-24' })
   dueDate?: string | null;
 }
+
+// The body fields are exactly TASK_FIELDS' written ones (and the label set), with their types:
+// a row without its property, or a property without its row, fails the build.
+const _createTaskBodyHasEveryField: SameKeys<keyof CreateTaskDto, WritableField<typeof TASK_FIELDS> | 'labelIds'> = true;
+const _createTaskBodyTypes: Required<CreateTaskDto> extends TaskFields ? true : false = true;
 
 /** Up to 100 tasks created at once, all or none (decisions.md section 16). */
 export class BulkCreateTasksDto {
@@ -100,12 +93,22 @@ export class BulkCreateTasksDto {
   tasks: CreateTaskDto[];
 }
 
+/** The fields a PATCH may not change (TASK_FIELDS' createOnly rows): read-only there. */
+const CREATE_ONLY_TASK_FIELDS = ['parentId'] as const satisfies readonly Exclude<
+  WritableField<typeof TASK_FIELDS>,
+  PatchableField<typeof TASK_FIELDS>
+>[];
+const _createOnlyListed: SameKeys<
+  (typeof CREATE_ONLY_TASK_FIELDS)[number],
+  Exclude<WritableField<typeof TASK_FIELDS>, PatchableField<typeof TASK_FIELDS>>
+> = true;
+
 /**
  * A partial update: absent fields stay, an explicit null clears (description, assigneeId,
  * sprintId, dueDate). Null is not accepted where nothing can be cleared (title, status,
  * priority, labelIds). `parentId` is read-only here.
  */
-export class UpdateTaskDto extends PartialType(OmitType(CreateTaskDto, ['parentId'] as const), { skipNullProperties: false }) {
+export class UpdateTaskDto extends PartialType(OmitType(CreateTaskDto, CREATE_ONLY_TASK_FIELDS), { skipNullProperties: false }) {
   @ApiHideProperty()
   @ReadOnlyField()
   parentId?: never;
@@ -218,30 +221,31 @@ export class DependenciesDto {
 
 /** A task as lists show it: no description, no dependencies. */
 export class TaskDto {
-  @ApiProperty({ format: 'uuid' })
+  @TaskAnswerField()
   id: string;
-  @ApiProperty({ format: 'uuid' })
+  @TaskAnswerField()
   projectId: string;
+  @TaskAnswerField()
   title: string;
-  @ApiProperty({ enum: TASK_STATUSES })
-  status: string;
-  @ApiProperty({ enum: TASK_PRIORITIES })
-  priority: string;
+  @TaskAnswerField()
+  status: TaskStatus;
+  @TaskAnswerField()
+  priority: TaskPriority;
   /** The parent task when this is a subtask. */
-  @ApiProperty({ type: String, format: 'uuid', nullable: true })
+  @TaskAnswerField()
   parentId: string | null;
   @ApiProperty({ type: MemberDto, nullable: true })
   assignee: MemberDto | null;
   labels: LabelDto[];
   @ApiProperty({ type: SprintRefDto, nullable: true })
   sprint: SprintRefDto | null;
-  @ApiProperty({ type: String, format: 'date', nullable: true })
+  @TaskAnswerField()
   dueDate: string | null;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  @TaskAnswerField()
   completedAt: string | null;
-  @ApiProperty({ type: String, format: 'date-time' })
+  @TaskAnswerField()
   createdAt: string;
-  @ApiProperty({ type: String, format: 'date-time' })
+  @TaskAnswerField()
   updatedAt: string;
   /** True while a live task it depends on is not finished. */
   blocked: boolean;
@@ -249,10 +253,16 @@ export class TaskDto {
 
 /** A task in full: the detail view and the answer of create and update. */
 export class TaskDetailDto extends TaskDto {
-  @ApiProperty({ type: String, nullable: true })
+  @TaskAnswerField()
   description: string | null;
   dependencies: DependenciesDto;
 }
+
+// Answers show exactly TASK_FIELDS' shown fields (task-view.sql.ts builds them from the table) and
+// the hand-written relations: a shown row without its property, or the reverse, fails the build.
+type TaskRelationViews = 'assignee' | 'labels' | 'sprint' | 'blocked';
+const _taskAnswerHasEveryField: SameKeys<keyof TaskDto, ShownField<typeof TASK_FIELDS, 'list'> | TaskRelationViews> = true;
+const _taskDetailHasEveryField: SameKeys<keyof TaskDetailDto, keyof TaskDto | ShownField<typeof TASK_FIELDS, 'detail'> | 'dependencies'> = true;
 
 export class TaskResponseDto {
   task: TaskDetailDto;

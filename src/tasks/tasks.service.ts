@@ -8,9 +8,10 @@ import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma } from '../generated/prisma/client';
 import { ChangeLog } from '../changes/change-log.service';
-import { CHANGE_TIME, changesBetween, definedOnly } from '../changes/change';
+import { CHANGE_TIME, changesBetween } from '../changes/change';
+import { sentFields, withDefaults } from '../common/fields/fields';
 import { lockTasks } from '../changes/locks';
-import { TaskStatus } from './task-fields';
+import { NO_TASK_FIELDS, PatchableTaskFields, TASK_FIELDS, TASK_SQL, TASK_WRITABLE, TaskFields, TaskStatus } from './task-fields';
 import { taskListFilter } from './task-list-filters';
 import { TaskReader } from './task-reader.service';
 import { assertReferences, FieldName, labelSet, referenceLocks } from './task-references';
@@ -24,31 +25,6 @@ import type {
   TaskResponseDto,
   UpdateTaskDto,
 } from './task.dto';
-
-/** A task's editable fields as the API names and writes them (history compares these). */
-interface TaskFields {
-  title: string | null;
-  description: string | null;
-  status: TaskStatus | null;
-  priority: string | null;
-  assigneeId: string | null;
-  sprintId: string | null;
-  labelIds: string[];
-  dueDate: string | null;
-  parentId?: string | null;
-}
-
-const NOTHING: TaskFields = {
-  title: null,
-  description: null,
-  status: null,
-  priority: null,
-  assigneeId: null,
-  sprintId: null,
-  labelIds: [],
-  dueDate: null,
-  parentId: null,
-};
 
 @Injectable()
 export class TasksService {
@@ -87,17 +63,7 @@ export class TasksService {
     const { projectId } = caller;
     const tasks = dtos.map((dto) => ({
       id: randomUUID(),
-      fields: {
-        title: dto.title,
-        description: dto.description ?? null,
-        status: dto.status ?? TaskStatus.backlog,
-        priority: dto.priority ?? 'none',
-        assigneeId: dto.assigneeId ?? null,
-        sprintId: dto.sprintId ?? null,
-        labelIds: labelSet(dto.labelIds ?? []),
-        dueDate: dto.dueDate ?? null,
-        parentId: dto.parentId ?? null,
-      } satisfies TaskFields,
+      fields: { ...withDefaults(TASK_FIELDS, dto), labelIds: labelSet(dto.labelIds ?? []) } satisfies TaskFields,
     }));
     const bodies = tasks.map((task) => task.fields);
     return this.prisma.write(async (tx) => {
@@ -105,12 +71,14 @@ export class TasksService {
       assertReferences(references.length > 0 ? await tx.pipeline(...references) : [], bodies, name);
       const labels = tasks.flatMap((task) => task.fields.labelIds.map((labelId) => [task.id, labelId]));
       // The tasks and their labels in one statement (a data-modifying CTE).
+      const written = TASK_SQL.writing(TASK_WRITABLE.all);
       const insert = Prisma.sql`
         WITH created AS (
-          INSERT INTO tasks (id, project_id, parent_id, ${TASK_COLUMNS}, created_at)
+          INSERT INTO tasks (id, project_id, ${written.columns}, completed_at, updated_at, created_at)
           VALUES ${Prisma.join(
             tasks.map(
-              (task) => Prisma.sql`(${task.id}::uuid, ${projectId}::uuid, ${task.fields.parentId}::uuid, ${taskValues(task.fields)}, ${CHANGE_TIME})`,
+              (task) =>
+                Prisma.sql`(${task.id}::uuid, ${projectId}::uuid, ${written.values(task.fields)}, ${completedAt(task.fields.status)}, ${CHANGE_TIME}, ${CHANGE_TIME})`,
             ),
           )})
         INSERT INTO task_labels (project_id, task_id, label_id)
@@ -121,7 +89,7 @@ export class TasksService {
         {
           projectId,
           actor: caller.actor,
-          records: tasks.map((task) => ({ task: task.id, action: 'created' as const, changes: changesBetween(NOTHING, task.fields) })),
+          records: tasks.map((task) => ({ task: task.id, action: 'created' as const, changes: changesBetween(NO_TASK_FIELDS, task.fields) })),
         },
         insert,
       );
@@ -138,32 +106,24 @@ export class TasksService {
   async update(caller: Caller, taskId: string, dto: UpdateTaskDto, ifMatch?: string): Promise<TaskResponseDto> {
     const { projectId } = caller;
     if (!isUuid(taskId)) throw notFound('Task');
-    const requested = definedOnly<TaskFields>({
-      title: dto.title,
-      description: dto.description,
-      status: dto.status,
-      priority: dto.priority,
-      assigneeId: dto.assigneeId,
-      sprintId: dto.sprintId,
-      labelIds: dto.labelIds && labelSet(dto.labelIds),
-      dueDate: dto.dueDate,
-    });
+    const requested: Partial<PatchableTaskFields> = { ...sentFields(TASK_FIELDS, dto), ...(dto.labelIds && { labelIds: labelSet(dto.labelIds) }) };
     const task = await this.prisma.write(async (tx) => {
       const references = referenceLocks(projectId, [requested]);
       const answers = await tx.pipeline(...references, lockLiveTask(projectId, taskId), labelsOf(taskId));
-      const [[locked], labels] = answers.slice(references.length) as [Omit<TaskFields, 'labelIds'>[], { id: string }[]];
+      const [[locked], labels] = answers.slice(references.length) as [Omit<PatchableTaskFields, 'labelIds'>[], { id: string }[]];
       if (!locked) throw notFound('Task');
       await assertIfMatch(ifMatch, async () => ({ task: await this.reader.detail(projectId, taskId, tx) }));
       assertReferences(answers.slice(0, references.length), [requested]);
-      const current: TaskFields = { ...locked, labelIds: labels.map((label) => label.id) };
+      const current: PatchableTaskFields = { ...locked, labelIds: labels.map((label) => label.id) };
       const changes = changesBetween(current, requested);
       if (changes.length === 0) return this.reader.detail(projectId, taskId, tx);
-      const next: TaskFields = { ...current, ...requested };
+      const next: PatchableTaskFields = { ...current, ...requested };
+      const written = TASK_SQL.writing(TASK_WRITABLE.patchable);
       const recorded = await this.changes.record(
         tx,
         { projectId, actor: caller.actor, records: [{ task: taskId, action: 'updated', changes }] },
         Prisma.sql`
-          UPDATE tasks SET (${TASK_COLUMNS}) = (${taskValues(next, current.status)})
+          UPDATE tasks SET (${written.columns}, completed_at, updated_at) = (${written.values(next)}, ${completedAt(next.status, current.status)}, ${CHANGE_TIME})
            WHERE id = ${taskId}::uuid AND project_id = ${projectId}::uuid`,
         ...(requested.labelIds ? [replaceLabels(projectId, taskId, requested.labelIds)] : []),
       );
@@ -197,16 +157,15 @@ export class TasksService {
 }
 
 /**
- * A live task of the project, locked for an update (src/changes/locks.ts): its editable fields
- * in API form but labelIds, which labelsOf reads after the lock.
+ * A live task of the project, locked for an update (src/changes/locks.ts): the fields a PATCH
+ * may change, in API form, but labelIds, which labelsOf reads after the lock.
  */
 function lockLiveTask(projectId: string, taskId: string): Prisma.Sql {
   return lockTasks(
     projectId,
     Prisma.sql`t.id = ${taskId}::uuid AND t.deleted_at IS NULL`,
     'FOR NO KEY UPDATE',
-    Prisma.sql`t.title, t.description, t.status::text AS status, t.priority::text AS priority,
-               t.assignee_id::text AS "assigneeId", t.sprint_id::text AS "sprintId", to_char(t.due_date, 'YYYY-MM-DD') AS "dueDate"`,
+    TASK_SQL.select(TASK_WRITABLE.patchable),
   );
 }
 
@@ -218,19 +177,12 @@ function labelsOf(taskId: string): Prisma.Sql {
 // Task writes are raw SQL on purpose: a Prisma model query first goes through Prisma's
 // query compiler, which costs more CPU than the write itself (README.md, Performance).
 
-/** The columns a create or an update writes, in the order of `taskValues`. */
-const TASK_COLUMNS = Prisma.raw('title, description, status, priority, assignee_id, sprint_id, due_date, completed_at, updated_at');
-
 /**
- * The values of TASK_COLUMNS for a task's fields, at the change's time. `completedAt` follows
- * the status: set on entering `done` (also at creation), cleared on leaving it, kept while it
- * stays done.
+ * `completed_at` at the change's time for a task entering `done` (also at creation), kept
+ * while it stays done, cleared on leaving it.
  */
-function taskValues(fields: TaskFields, previousStatus: TaskStatus | null = null): Prisma.Sql {
-  const completedAt =
-    fields.status !== TaskStatus.done ? Prisma.sql`NULL` : previousStatus === TaskStatus.done ? Prisma.sql`completed_at` : CHANGE_TIME;
-  return Prisma.sql`${fields.title}, ${fields.description}, ${fields.status}::task_status, ${fields.priority}::task_priority,
-    ${fields.assigneeId}::uuid, ${fields.sprintId}::uuid, ${fields.dueDate}::date, ${completedAt}, ${CHANGE_TIME}`;
+function completedAt(status: TaskStatus, previousStatus: TaskStatus | null = null): Prisma.Sql {
+  return status !== TaskStatus.done ? Prisma.sql`NULL` : previousStatus === TaskStatus.done ? Prisma.sql`completed_at` : CHANGE_TIME;
 }
 
 /** Sets a task's labels to exactly `labelIds`, in one statement. */
