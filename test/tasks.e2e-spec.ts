@@ -7,6 +7,7 @@ const LIST_ITEM_KEYS = [
   'completedAt',
   'createdAt',
   'dueDate',
+  'externalRef',
   'id',
   'labels',
   'parentId',

@@ -634,6 +634,7 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      externalRef: string | null;
       labels: components['schemas']['LabelDto'][];
       /** @description True while a live task it depends on is not finished. */
       blocked: boolean;
@@ -692,6 +693,8 @@ export interface components {
        * @example 2026-12-24
        */
       dueDate?: string | null;
+      /** @description The task's id in another tool, up to 100 characters; null for none. */
+      externalRef?: string | null;
     };
     TaskRefDto: {
       /** Format: uuid */
@@ -731,6 +734,7 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      externalRef: string | null;
       description: string | null;
       dependencies: components['schemas']['DependenciesDto'];
       labels: components['schemas']['LabelDto'][];
@@ -789,6 +793,8 @@ export interface components {
        * @example 2026-12-24
        */
       dueDate?: string | null;
+      /** @description The task's id in another tool, up to 100 characters; null for none. */
+      externalRef?: string | null;
     };
     AddDependencyDto: {
       /**
@@ -919,6 +925,7 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      externalRef: string | null;
       /** Format: date-time */
       deletedAt: string;
       labels: components['schemas']['LabelDto'][];

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "tasks" ADD COLUMN     "external_ref" VARCHAR(100);
+
