@@ -205,7 +205,6 @@ describe('OpenAPI document', () => {
       'completedAt',
       'createdAt',
       'updatedAt',
-      'externalRef',
       'blocked',
     ];
     expect(Object.keys(schemas.TaskDto.properties!).sort()).toEqual([...listFields].sort());
@@ -341,7 +340,6 @@ describe('the answer checker (test/support/openapi-contract.ts)', () => {
       completedAt: null,
       createdAt: '2026-11-22T10:00:00.000Z',
       updatedAt: '2026-11-22T10:00:00.000Z',
-      externalRef: null,
       blocked: false,
     };
     const list = (body: unknown) => contract.check({ ...json(200, body), url: '/api/v1/tasks' }).errors;

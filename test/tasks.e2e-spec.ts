@@ -7,7 +7,6 @@ const LIST_ITEM_KEYS = [
   'completedAt',
   'createdAt',
   'dueDate',
-  'externalRef',
   'id',
   'labels',
   'parentId',

@@ -634,7 +634,6 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
-      externalRef: string | null;
       labels: components['schemas']['LabelDto'][];
       /** @description True while a live task it depends on is not finished. */
       blocked: boolean;
@@ -693,8 +692,6 @@ export interface components {
        * @example 2026-12-24
        */
       dueDate?: string | null;
-      /** @description The task's id in another tool, up to 100 characters; null for none. */
-      externalRef?: string | null;
     };
     TaskRefDto: {
       /** Format: uuid */
@@ -734,7 +731,6 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
-      externalRef: string | null;
       description: string | null;
       dependencies: components['schemas']['DependenciesDto'];
       labels: components['schemas']['LabelDto'][];
@@ -793,8 +789,6 @@ export interface components {
        * @example 2026-12-24
        */
       dueDate?: string | null;
-      /** @description The task's id in another tool, up to 100 characters; null for none. */
-      externalRef?: string | null;
     };
     AddDependencyDto: {
       /**
@@ -925,7 +919,6 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
-      externalRef: string | null;
       /** Format: date-time */
       deletedAt: string;
       labels: components['schemas']['LabelDto'][];

@@ -59,7 +59,6 @@ export const TASK_FIELDS = {
   deletedAt: { column: 'deleted_at', kind: instant(), nullable: true, shown: 'trash' },
   // Which DELETE sent the task to the trash: the service's own bookkeeping, not shown.
   trashedWithId: { column: 'trashed_with_id', kind: id(), nullable: true },
-  externalRef: { column: 'external_ref', kind: text(0, 100), nullable: true, write: { default: null }, shown: 'list' },
 } as const satisfies TableOf<Task>;
 
 export type TaskField = keyof typeof TASK_FIELDS;

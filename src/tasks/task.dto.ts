@@ -75,10 +75,6 @@ export class CreateTaskDto {
   @TaskBodyField()
   @ApiPropertyOptional({ example: '2026-12-24' })
   dueDate?: string | null;
-
-  /** The task's id in another tool, up to 100 characters; null for none. */
-  @TaskBodyField()
-  externalRef?: string | null;
 }
 
 // The body fields are exactly TASK_FIELDS' written ones (and the label set), with their types:
@@ -251,8 +247,6 @@ export class TaskDto {
   createdAt: string;
   @TaskAnswerField()
   updatedAt: string;
-  @TaskAnswerField()
-  externalRef: string | null;
   /** True while a live task it depends on is not finished. */
   blocked: boolean;
 }

@@ -1,3 +1,0 @@
--- AlterTable
-ALTER TABLE "tasks" ADD COLUMN     "external_ref" VARCHAR(100);
-
