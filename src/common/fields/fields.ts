@@ -154,11 +154,7 @@ export type FieldValues<Table extends FieldTable, K extends keyof Table = keyof 
  * Compiles only when A and B are the same set of keys: `const check: SameKeys<A, B> = true`
  * fails the build when a DTO and its field table disagree, naming the keys.
  */
-export type SameKeys<A, B> = [A] extends [B]
-  ? [B] extends [A]
-    ? true
-    : { missingFromFirst: Exclude<B, A> }
-  : { missingFromSecond: Exclude<A, B> };
+export type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : { missingFromFirst: Exclude<B, A> }) : { missingFromSecond: Exclude<A, B> };
 
 /**
  * The class-validator rules and OpenAPI property of a body field, from its row: absent is
