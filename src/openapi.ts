@@ -3,6 +3,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { STATUS_CODES } from 'node:http';
 import { PUBLIC_OPERATION } from './auth/auth.decorators';
+import { HONOURS_IF_MATCH } from './common/http/entity-tag';
 import { describeWebhookDeliveries } from './webhooks/webhook-openapi';
 
 /**
@@ -275,8 +276,8 @@ function describeSafeRetries(path: string, method: Method, operation: OperationO
 
 /**
  * ETags (decisions.md section 12): every GET 200 under /api/v1 carries one and honours
- * If-None-Match (304); PATCH and DELETE of a task or a sprint honour If-Match (412), and a
- * PATCH answer carries the new ETag.
+ * If-None-Match (304); the writes that take @IfMatch() (PATCH and DELETE of a task or a sprint,
+ * a task's move) honour If-Match (412), and a PATCH answer carries the new ETag.
  */
 function describeConditionalRequests(path: string, method: Method, operation: OperationObject): void {
   if (!path.startsWith('/api/')) return;
@@ -298,7 +299,9 @@ function describeConditionalRequests(path: string, method: Method, operation: Op
     addHeaders(responses['304'], ['ETag', 'X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
   }
   if (method === 'patch' && responses['200']) addHeaders(responses['200'], ['ETag']);
-  if ((method === 'patch' || method === 'delete') && /^\/api\/v1\/(tasks\/\{taskId\}|sprints\/\{sprintId\})$/.test(path)) {
+  const extensions = operation as unknown as Record<string, unknown>;
+  if (extensions[HONOURS_IF_MATCH]) {
+    delete extensions[HONOURS_IF_MATCH];
     operation.parameters = [
       ...(operation.parameters ?? []),
       header('If-Match', 'Apply only if the resource is still the version this ETag names (or * for any): else 412 precondition_failed'),

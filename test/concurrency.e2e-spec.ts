@@ -184,6 +184,31 @@ describeRaces('two people at once (decisions.md section 17)', () => {
     expect(problems).toEqual([]);
   });
 
+  it('answers no deadlock, and keeps the sprint report equal to the sprint’s tasks: re-estimates, completions and moves out of the active sprint while it is renamed', async () => {
+    const problems: string[] = [];
+    const active = await sprint('Active while renamed');
+    expect((await admin.post(`/admin/v1/sprints/${active.id}/activate`)).status).toBe(200);
+    for (let round = 0; round < RACE_ROUNDS; round++) {
+      const tasks = await createEach([0, 1, 2].map((i) => ({ title: `Ledger ${round}.${i}`, sprintId: active.id, estimate: 2 })));
+      const answered = await race(
+        'the active sprint’s tasks while it is renamed',
+        () => api.patch(`/api/v1/tasks/${tasks[0].id}`, { estimate: 5 }),
+        () => api.patch(`/api/v1/tasks/${tasks[1].id}`, { status: 'done' }),
+        () => api.patch(`/api/v1/tasks/${tasks[2].id}`, { sprintId: null }),
+        () => api.patch(`/api/v1/sprints/${active.id}`, { name: `Active while renamed ${round}` }),
+      );
+      expect(answered.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+      const { scope, completed } = (await api.get(`/api/v1/sprints/${active.id}/report`)).body.report;
+      const inSprint = (await api.get(`/api/v1/tasks?sprintId=${active.id}&limit=100`)).body.total;
+      const expected = { tasks: 2 * (round + 1), points: 7 * (round + 1), unestimated: 0 };
+      if (!isDeepStrictEqual(scope, expected) || inSprint !== expected.tasks)
+        problems.push(`round ${round}: the report's scope is ${JSON.stringify(scope)}, the sprint holds ${inSprint} tasks`);
+      if (completed.tasks !== round + 1) problems.push(`round ${round}: the report counts ${completed.tasks} completed tasks`);
+    }
+    expect((await admin.post(`/admin/v1/sprints/${active.id}/close`, {})).status).toBe(200);
+    expect(problems).toEqual([]);
+  });
+
   it('never closes a cycle: the same dependency added from both ends at once', async () => {
     for (let round = 0; round < RACE_ROUNDS; round++) {
       const [a, b] = await createEach([{ title: `A ${round}` }, { title: `B ${round}` }]);

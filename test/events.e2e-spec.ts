@@ -129,7 +129,11 @@ describe('events and the change feed', () => {
         actor: 'App',
         data: { changes: [{ field: 'sprintId', from: sprint.id, to: next.id }], task: { id: open.id } },
       });
-      expect(events[7].data).toEqual({ sprint: (await project.api.get(`/api/v1/sprints/${sprint.id}`)).body.sprint });
+      // sprint.closed carries the report frozen at the close (decisions.md section 19).
+      expect(events[7].data).toEqual({
+        sprint: (await project.api.get(`/api/v1/sprints/${sprint.id}`)).body.sprint,
+        report: (await project.api.get(`/api/v1/sprints/${sprint.id}/report`)).body.report,
+      });
       expect(events[8]).toMatchObject({ actor: 'Test key (API)', data: { changes: [{ field: 'sprintId', from: next.id, to: null }] } });
       expect(events[9].data).toEqual({ sprint: { id: next.id } });
     });

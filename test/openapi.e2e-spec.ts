@@ -205,6 +205,8 @@ describe('OpenAPI document', () => {
       'completedAt',
       'createdAt',
       'updatedAt',
+      'estimate',
+      'rank',
       'blocked',
     ];
     expect(Object.keys(schemas.TaskDto.properties!).sort()).toEqual([...listFields].sort());
@@ -218,7 +220,22 @@ describe('OpenAPI document', () => {
     const parameters = paths['/api/v1/tasks'].get.parameters ?? [];
     const names = parameters.filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name);
     expect(names.sort()).toEqual(
-      ['status', 'priority', 'assigneeId', 'sprintId', 'labelId', 'parentId', 'q', 'dueAfter', 'dueBefore', 'updatedSince', 'limit', 'cursor'].sort(),
+      [
+        'status',
+        'priority',
+        'assigneeId',
+        'sprintId',
+        'labelId',
+        'parentId',
+        'q',
+        'dueAfter',
+        'dueBefore',
+        'updatedSince',
+        'estimated',
+        'sort',
+        'limit',
+        'cursor',
+      ].sort(),
     );
     expect(parameters.filter((parameter) => parameter.in === 'header').map((parameter) => parameter.name)).toEqual(['If-None-Match']);
   });
@@ -340,6 +357,8 @@ describe('the answer checker (test/support/openapi-contract.ts)', () => {
       completedAt: null,
       createdAt: '2026-11-22T10:00:00.000Z',
       updatedAt: '2026-11-22T10:00:00.000Z',
+      estimate: null,
+      rank: '4000000100000000',
       blocked: false,
     };
     const list = (body: unknown) => contract.check({ ...json(200, body), url: '/api/v1/tasks' }).errors;

@@ -98,8 +98,8 @@ describe('GET /api/v1/tasks', () => {
     });
 
     it('rejects an unknown query parameter with 400 unknown_field', async () => {
-      const res = await project.api.get('/api/v1/tasks?sort=title').expect(400);
-      expect(res.body).toMatchObject({ code: 'unknown_field', errors: [{ field: 'sort' }] });
+      const res = await project.api.get('/api/v1/tasks?orderBy=title').expect(400);
+      expect(res.body).toMatchObject({ code: 'unknown_field', errors: [{ field: 'orderBy' }] });
     });
 
     it('leaves trashed tasks out of the list and of total', async () => {
@@ -384,7 +384,7 @@ describe('GET /api/v1/tasks', () => {
       expect(await total()).toBe(1);
       await t.prisma.$transaction(async (tx) => {
         await tx.$executeRawUnsafe("SET LOCAL session_replication_role = 'replica'");
-        await tx.$executeRaw`INSERT INTO tasks (project_id, title, status) VALUES (${project.id}::uuid, 'unseen', 'todo')`;
+        await tx.$executeRaw`INSERT INTO tasks (project_id, title, status, rank) VALUES (${project.id}::uuid, 'unseen', 'todo', 'unseen')`;
       });
       await createTask(project, { status: 'todo' });
       expect(await total()).toBe(2);
@@ -431,7 +431,7 @@ describe('GET /api/v1/tasks', () => {
       const before = await version();
       await expect(
         t.prisma.$transaction(async (tx) => {
-          await tx.$executeRaw`INSERT INTO tasks (project_id, title) VALUES (${project.id}::uuid, 'rolled back')`;
+          await tx.$executeRaw`INSERT INTO tasks (project_id, title, rank) VALUES (${project.id}::uuid, 'rolled back', 'rolled-back')`;
           throw new Error('roll back');
         }),
       ).rejects.toThrow('roll back');
@@ -492,6 +492,7 @@ describe('GET /api/v1/tasks', () => {
         title: `Same instant ${i}`,
         createdAt,
         updatedAt: createdAt,
+        rank: `rank-${String(i).padStart(3, '0')}`,
       }));
       await t.prisma.task.createMany({ data: originals });
       const originalIds = (await t.prisma.task.findMany({ where: { projectId: project.id }, select: { id: true } })).map((row) => row.id);

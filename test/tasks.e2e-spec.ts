@@ -7,11 +7,13 @@ const LIST_ITEM_KEYS = [
   'completedAt',
   'createdAt',
   'dueDate',
+  'estimate',
   'id',
   'labels',
   'parentId',
   'priority',
   'projectId',
+  'rank',
   'sprint',
   'status',
   'title',
@@ -128,8 +130,8 @@ describe('tasks', () => {
 
     it('rejects an unknown field with 400 unknown_field and creates nothing', async () => {
       const before = await t.prisma.task.count({ where: { projectId: project.id } });
-      const res = await project.api.post('/api/v1/tasks', { title: 'X', estimate: 3 }).expect(400);
-      expect(res.body).toMatchObject({ code: 'unknown_field', errors: [{ field: 'estimate' }] });
+      const res = await project.api.post('/api/v1/tasks', { title: 'X', storyPoints: 3 }).expect(400);
+      expect(res.body).toMatchObject({ code: 'unknown_field', errors: [{ field: 'storyPoints' }] });
       expect(await t.prisma.task.count({ where: { projectId: project.id } })).toBe(before);
     });
 

@@ -121,6 +121,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/tasks/move': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Makes 1 to 100 tasks contiguous at one place of the backlog order, in the order given, all or
+     *     none: right before or after another live task, or at the top or the bottom.
+     */
+    post: operations['moveTasks'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/tasks/{taskId}': {
     parameters: {
       query?: never;
@@ -138,6 +158,26 @@ export interface paths {
     head?: never;
     /** Changes the fields sent; null clears. Each real change is recorded in the task's history. */
     patch: operations['updateTask'];
+    trace?: never;
+  };
+  '/api/v1/tasks/{taskId}/move': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Places the task right before or after another live task of the project, or at the top or
+     *     the bottom of the backlog order; answers it with its new rank.
+     */
+    post: operations['moveTask'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/api/v1/tasks/{taskId}/dependencies': {
@@ -226,6 +266,60 @@ export interface paths {
     head?: never;
     /** Changes name, goal or window; the window is checked on the resulting values. */
     patch: operations['updateSprint'];
+    trace?: never;
+  };
+  '/api/v1/sprints/{sprintId}/report': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What the sprint committed to and delivered: the scope at activation, what was added, removed,
+     *     re-estimated, completed, cancelled and carried over. A closed sprint's report is frozen.
+     */
+    get: operations['getSprintReport'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/sprints/{sprintId}/burndown': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The sprint's scope, completed and remaining work at the end of each Madrid day since its activation. */
+    get: operations['getSprintBurndown'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/reports/velocity': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What the project's last closed sprints committed to and completed, and the mean of what they completed. */
+    get: operations['getVelocity'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/api/v1/trash': {
@@ -634,6 +728,10 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      /** @description at most 1 decimal place */
+      estimate: number | null;
+      /** @description Its place in the backlog order: an opaque string; a task before another in the order has a smaller rank, byte by byte. */
+      rank: string;
       labels: components['schemas']['LabelDto'][];
       /** @description True while a live task it depends on is not finished. */
       blocked: boolean;
@@ -692,6 +790,8 @@ export interface components {
        * @example 2026-12-24
        */
       dueDate?: string | null;
+      /** @description at most 1 decimal place */
+      estimate?: number | null;
     };
     TaskRefDto: {
       /** Format: uuid */
@@ -731,6 +831,10 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      /** @description at most 1 decimal place */
+      estimate: number | null;
+      /** @description Its place in the backlog order: an opaque string; a task before another in the order has a smaller rank, byte by byte. */
+      rank: string;
       description: string | null;
       dependencies: components['schemas']['DependenciesDto'];
       labels: components['schemas']['LabelDto'][];
@@ -746,6 +850,29 @@ export interface components {
     };
     BulkCreatedTasksDto: {
       /** @description In full, in the order sent. */
+      tasks: components['schemas']['TaskDetailDto'][];
+    };
+    MoveTasksDto: {
+      /**
+       * Format: uuid
+       * @description Right before this live task of the project.
+       */
+      before?: string;
+      /**
+       * Format: uuid
+       * @description Right after this live task of the project.
+       */
+      after?: string;
+      /**
+       * @description At the top or the bottom of the backlog order.
+       * @enum {string}
+       */
+      to?: 'top' | 'bottom';
+      /** @description 1 to 100 live tasks of the project, each once, in the order they take. */
+      taskIds: string[];
+    };
+    MovedTasksDto: {
+      /** @description In full, in the order given, with their new ranks. */
       tasks: components['schemas']['TaskDetailDto'][];
     };
     UpdateTaskDto: {
@@ -789,6 +916,25 @@ export interface components {
        * @example 2026-12-24
        */
       dueDate?: string | null;
+      /** @description at most 1 decimal place */
+      estimate?: number | null;
+    };
+    MoveTaskDto: {
+      /**
+       * Format: uuid
+       * @description Right before this live task of the project.
+       */
+      before?: string;
+      /**
+       * Format: uuid
+       * @description Right after this live task of the project.
+       */
+      after?: string;
+      /**
+       * @description At the top or the bottom of the backlog order.
+       * @enum {string}
+       */
+      to?: 'top' | 'bottom';
     };
     AddDependencyDto: {
       /**
@@ -870,6 +1016,74 @@ export interface components {
     SprintResponseDto: {
       sprint: components['schemas']['SprintDto'];
     };
+    TallyDto: {
+      tasks: number;
+      unestimated: number;
+      points: number;
+    };
+    ReportTaskDto: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      status: 'backlog' | 'planning' | 'todo' | 'in_progress' | 'in_review' | 'done' | 'cancelled';
+      estimate: number | null;
+      title: string;
+      /** @description In the scope at activation. */
+      committed: boolean;
+      /** @description Entered the scope after activation, not committed. */
+      added: boolean;
+      /** @description Left the scope after activation and is not back at the close (or now). */
+      removed: boolean;
+      /** @description An open task the close moved out of the sprint. */
+      carriedOver: boolean;
+    };
+    SprintReportDto: {
+      /** Format: uuid */
+      sprintId: string;
+      /** @enum {string} */
+      status: 'planned' | 'active' | 'closed';
+      /** Format: date-time */
+      activatedAt: string | null;
+      /** Format: date-time */
+      closedAt: string | null;
+      /** @description The scope at activation, each task's estimate at that instant. */
+      committed: components['schemas']['TallyDto'] | null;
+      /** @description Tasks that entered the scope after activation and were not committed, estimates when they (last) entered. */
+      added: components['schemas']['TallyDto'] | null;
+      /** @description Tasks in the scope after activation that left it and are not back, estimates when they left. */
+      removed: components['schemas']['TallyDto'] | null;
+      /** @description Points: the sum of the estimate changes of tasks while in the scope after activation. */
+      reestimated: number | null;
+      /** @description Tasks in the scope at the close (or now) that are done. */
+      completed: components['schemas']['TallyDto'] | null;
+      /** @description Tasks in the scope at the close (or now) that are cancelled. */
+      cancelled: components['schemas']['TallyDto'] | null;
+      /** @description The open tasks the close moved out; null until closed. */
+      carriedOver: components['schemas']['TallyDto'] | null;
+      /** @description The scope at the close, before the open tasks moved out (or now). */
+      scope: components['schemas']['TallyDto'];
+      /** @description Every task counted above, ordered by rank. */
+      tasks: components['schemas']['ReportTaskDto'][];
+    };
+    SprintReportResponseDto: {
+      report: components['schemas']['SprintReportDto'];
+    };
+    BurndownDayDto: {
+      /**
+       * Format: date
+       * @description A Madrid calendar day, YYYY-MM-DD.
+       */
+      date: string;
+      /** @description The scope at the end of that day (today: now; the close day: at the close, before its open tasks moved out). */
+      scope: components['schemas']['TallyDto'];
+      completed: components['schemas']['TallyDto'];
+      /** @description The scope minus what is completed. */
+      remaining: components['schemas']['TallyDto'];
+    };
+    BurndownDto: {
+      /** @description From the activation day to the close day (or today), oldest first. */
+      days: components['schemas']['BurndownDayDto'][];
+    };
     UpdateSprintDto: {
       /**
        * @description 1 to 100 characters, not only white space.
@@ -893,6 +1107,26 @@ export interface components {
        * @example 2026-12-14
        */
       endDate?: string | null;
+    };
+    VelocitySprintDto: {
+      /** Format: uuid */
+      id: string;
+      /** Format: date-time */
+      closedAt: string;
+      name: string;
+      committed: components['schemas']['TallyDto'];
+      completed: components['schemas']['TallyDto'];
+    };
+    VelocityAverageDto: {
+      /** @description The mean of their completed tasks, not rounded. */
+      tasks: number;
+      /** @description The mean of their completed points, not rounded. */
+      points: number;
+    };
+    VelocityDto: {
+      /** @description Most recently closed first. */
+      sprints: components['schemas']['VelocitySprintDto'][];
+      average: components['schemas']['VelocityAverageDto'];
     };
     TrashedTaskDto: {
       /** Format: uuid */
@@ -919,6 +1153,10 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      /** @description at most 1 decimal place */
+      estimate: number | null;
+      /** @description Its place in the backlog order: an opaque string; a task before another in the order has a smaller rank, byte by byte. */
+      rank: string;
       /** Format: date-time */
       deletedAt: string;
       labels: components['schemas']['LabelDto'][];
@@ -932,6 +1170,9 @@ export interface components {
       total: number;
       /** @description Most recently deleted first. */
       tasks: components['schemas']['TrashedTaskDto'][];
+    };
+    SprintCommitmentDto: {
+      committed: components['schemas']['TallyDto'];
     };
     EventDataDto: {
       /**
@@ -957,6 +1198,11 @@ export interface components {
        * @description task.dependency_added and task.dependency_removed: the other task, which blocks (or blocked) `task`.
        */
       blockedById?: string;
+      /**
+       * @description sprint.activated: what the sprint committed to (`{committed}`); sprint.closed: its report,
+       *     frozen at the close, as GET /api/v1/sprints/{sprintId}/report answers it from then on.
+       */
+      report?: components['schemas']['SprintCommitmentDto'] | components['schemas']['SprintReportDto'];
       /** @description task.updated and sprint.updated: each field's before and after, as in history. */
       changes?: components['schemas']['FieldChangeDto'][];
     };
@@ -1284,7 +1530,10 @@ export type TaskDetailDto = components['schemas']['TaskDetailDto'];
 export type TaskResponseDto = components['schemas']['TaskResponseDto'];
 export type BulkCreateTasksDto = components['schemas']['BulkCreateTasksDto'];
 export type BulkCreatedTasksDto = components['schemas']['BulkCreatedTasksDto'];
+export type MoveTasksDto = components['schemas']['MoveTasksDto'];
+export type MovedTasksDto = components['schemas']['MovedTasksDto'];
 export type UpdateTaskDto = components['schemas']['UpdateTaskDto'];
+export type MoveTaskDto = components['schemas']['MoveTaskDto'];
 export type AddDependencyDto = components['schemas']['AddDependencyDto'];
 export type FieldChangeDto = components['schemas']['FieldChangeDto'];
 export type HistoryEntryDto = components['schemas']['HistoryEntryDto'];
@@ -1293,9 +1542,19 @@ export type SprintDto = components['schemas']['SprintDto'];
 export type SprintListDto = components['schemas']['SprintListDto'];
 export type CreateSprintDto = components['schemas']['CreateSprintDto'];
 export type SprintResponseDto = components['schemas']['SprintResponseDto'];
+export type TallyDto = components['schemas']['TallyDto'];
+export type ReportTaskDto = components['schemas']['ReportTaskDto'];
+export type SprintReportDto = components['schemas']['SprintReportDto'];
+export type SprintReportResponseDto = components['schemas']['SprintReportResponseDto'];
+export type BurndownDayDto = components['schemas']['BurndownDayDto'];
+export type BurndownDto = components['schemas']['BurndownDto'];
 export type UpdateSprintDto = components['schemas']['UpdateSprintDto'];
+export type VelocitySprintDto = components['schemas']['VelocitySprintDto'];
+export type VelocityAverageDto = components['schemas']['VelocityAverageDto'];
+export type VelocityDto = components['schemas']['VelocityDto'];
 export type TrashedTaskDto = components['schemas']['TrashedTaskDto'];
 export type TrashListDto = components['schemas']['TrashListDto'];
+export type SprintCommitmentDto = components['schemas']['SprintCommitmentDto'];
 export type EventDataDto = components['schemas']['EventDataDto'];
 export type EventDto = components['schemas']['EventDto'];
 export type EventFeedDto = components['schemas']['EventFeedDto'];
@@ -1809,6 +2068,10 @@ export interface operations {
         dueAfter?: string;
         /** @description dueDate on or before this day (YYYY-MM-DD); tasks without due date never match. */
         dueBefore?: string;
+        /** @description `created` (default): newest first, as the specification orders tasks; `rank`: the backlog order, top first. */
+        sort?: 'created' | 'rank';
+        /** @description `true`: only tasks with an estimate; `false`: only tasks without one. */
+        estimated?: 'true' | 'false';
         /** @description Tasks whose updatedAt is at or after this instant (ISO 8601 with Z or an offset), for sync jobs. */
         updatedSince?: string;
         /** @description The `nextCursor` of the previous page. */
@@ -2191,6 +2454,182 @@ export interface operations {
         };
       };
       /** @description An item refers to something not in this project: errors[].field names it, as tasks[3].sprintId */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After-When-In-Progress'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  moveTasks: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['MoveTasksDto'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MovedTasksDto'];
+        };
+      };
+      /** @description Not exactly one of before, after and to; a task twice; a place among the tasks moved; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The key lacks the tasks:edit permission */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A task, or the task to place them against, is not a live task of this project */
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -2709,6 +3148,201 @@ export interface operations {
         };
       };
       /** @description No such live task, or a referenced id is not in this project, or the sprint is closed */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After-When-In-Progress'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
+      412: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  moveTask: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+        /** @description Apply only if the resource is still the version this ETag names (or * for any): else 412 precondition_failed */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['MoveTaskDto'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TaskResponseDto'];
+        };
+      };
+      /** @description Not exactly one of before, after and to, or the task itself as the place; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The key lacks the tasks:edit permission */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The task, or the task to place it against, is not a live task of this project */
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4109,6 +4743,447 @@ export interface operations {
       };
       /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
       422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getSprintReport: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The sprint's id */
+        sprintId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SprintReportResponseDto'];
+        };
+      };
+      /** @description Not Modified: the copy named by If-None-Match is current; no body */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such sprint in this project */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getSprintBurndown: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The sprint's id */
+        sprintId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BurndownDto'];
+        };
+      };
+      /** @description Not Modified: the copy named by If-None-Match is current; no body */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such sprint in this project */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The sprint is planned: its burndown starts at its activation */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getVelocity: {
+    parameters: {
+      query?: {
+        /** @description How many of the last closed sprints, 1 to 50. */
+        last?: number;
+      };
+      header?: {
+        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        'If-None-Match'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['VelocityDto'];
+        };
+      };
+      /** @description Not Modified: the copy named by If-None-Match is current; no body */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];

@@ -3,6 +3,7 @@ import { Counter } from 'prom-client';
 import type { SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import { MetricsRegistry } from '../metrics/metrics-registry';
+import { committedSql, sprintLedger } from '../sprints/sprint-ledger.sql';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import type { SprintDto } from '../sprints/sprint.dto';
 import type { TaskDetailDto } from '../tasks/task.dto';
@@ -11,8 +12,8 @@ import { Change, CHANGE_TIME, CHANGE_TIME_SETTING, CHANGES_CHANNEL, WEBHOOK_DELI
 
 /**
  * The one place that records a change: its task history entries, its events (the change feed,
- * decisions.md section 13) and their webhook deliveries (the outbox, section 14), inside the
- * change's own transaction, so that all of them commit with the change or not at all. Every
+ * decisions.md section 13), their webhook deliveries (the outbox, section 14) and the sprint
+ * ledger (section 19), inside the change's own transaction, so that all of them commit with the change or not at all. Every
  * write ends with one call to `record`, which also sends the write's own statements and the
  * COMMIT (docs/locking.md: this is the last step of the lock order).
  *
@@ -24,11 +25,13 @@ import { Change, CHANGE_TIME, CHANGE_TIME_SETTING, CHANGES_CHANNEL, WEBHOOK_DELI
  *    committed (or rolled back, returning its numbers): sequences are gap-free and in commit
  *    order, and so are the times, which the write's statements read as CHANGE_TIME.
  * 2. The write's own statements (inserts, updates, deletes), which see the time.
- * 3. One statement that writes the rest, numbering from the row the claim updated. It starts
+ * 3. The sprint ledger's rows for what the change did to the active sprint's scope, and at a
+ *    close the frozen report (src/sprints/sprint-ledger.sql.ts).
+ * 4. One statement that writes the rest, numbering from the row the claim updated. It starts
  *    after the writes, so its `data` is built by PostgreSQL from the rows as they are right
  *    after this change, in commit order (a blocker finished by the change before shows here),
  *    with the same JSON definitions as the API's answers (task-view.sql.ts, sprint-view.sql.ts).
- * 4. The COMMIT (under an Idempotency-Key, one round trip later, with the stored answer).
+ * 5. The COMMIT (under an Idempotency-Key, one round trip later, with the stored answer).
  * The project's event row is therefore held only while the database does this change's own
  * work, never while Node waits. At commit, NOTIFY wakes the feed's long polls and the webhook
  * workers.
@@ -117,6 +120,9 @@ export class ChangeLog {
                CASE
                  WHEN i.action = 'updated' THEN json_build_object(kind, view, 'changes', i.changes)
                  WHEN i.blocked_by_id IS NOT NULL THEN json_build_object(kind, view, 'blockedById', i.blocked_by_id)
+                 -- decisions.md section 19: what the sprint committed to, and at its close the frozen report.
+                 WHEN kind = 'sprint' AND i.action = 'activated' THEN json_build_object(kind, view, 'report', json_build_object('committed', ${committedSql(Prisma.sql`i.sprint_id`)}))
+                 WHEN kind = 'sprint' AND i.action = 'closed' THEN json_build_object(kind, view, 'report', (SELECT s.report FROM sprints s WHERE s.id = i.sprint_id))
                  ELSE json_build_object(kind, view)
                END
           FROM input i
@@ -144,13 +150,23 @@ export class ChangeLog {
              )::text AS notified,
              (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM task_views v) AS tasks,
              (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM sprint_views v) AS sprints`;
-    const answers = await tx.finish(claim, ...writes, writeTheRest);
+    const ledger = sprintLedger(change);
+    const answers = await tx.finish(claim, ...writes, ...ledger, writeTheRest);
     const [recorded] = answers[answers.length - 1] as { tasks: RecordedTasks; sprints: Record<string, SprintDto> }[];
     tx.afterCommit(() => {
       for (const record of change.records) this.appended.inc({ type: `${'task' in record ? 'task' : 'sprint'}.${record.action}` });
     });
-    return { tasks: recorded.tasks, sprints: recorded.sprints, written: answers.slice(1, -1) as W };
+    return { tasks: recorded.tasks, sprints: recorded.sprints, written: answers.slice(1, 1 + writes.length) as W };
   }
+}
+
+/**
+ * SQL for the sequence number that `record` gives the `ord`th record (from 1) of `change`, for
+ * the write statements sent with it (after the claim): a task's rank derives from its created
+ * event's number (src/tasks/task-ranks.ts).
+ */
+export function recordSequence(change: Change, ord: number): Prisma.Sql {
+  return Prisma.sql`((SELECT last_sequence FROM event_sequences WHERE project_id = ${change.projectId}::uuid) - ${change.records.length} + ${ord})`;
 }
 
 /** What `record` answers. */

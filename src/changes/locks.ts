@@ -6,7 +6,8 @@ import { Prisma } from '../generated/prisma/client';
  * other in a circle:
  *
  *  1. Advisory locks on a part of the project that a write reads as a whole: its dependency
- *     graph (`dependencies:<project>`), its webhooks (`webhooks:<project>`). (An
+ *     graph (`dependencies:<project>`), its backlog order (`ranks:<project>`, taken by moves),
+ *     its webhooks (`webhooks:<project>`). (An
  *     Idempotency-Key's lock is only ever tried without waiting: it cannot deadlock.)
  *  2. Sprint rows, by id (lockSprints).
  *  3. Task rows: a parent before its subtasks, otherwise by id (lockTasks).

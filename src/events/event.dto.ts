@@ -4,6 +4,7 @@ import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { EVENT_TYPES } from '../changes/change';
 import { digitsToNumber, IsCommaSeparatedListOf } from '../common/validation/validators';
 import { FieldChangeDto } from '../history/history-entry.dto';
+import { SprintCommitmentDto, SprintReportDto } from '../sprints/sprint-report.dto';
 import { SprintDto } from '../sprints/sprint.dto';
 import { TaskDetailDto } from '../tasks/task.dto';
 import { TrashedTaskDto } from '../trash/trash.dto';
@@ -49,7 +50,7 @@ export class EventFeedQueryDto {
 }
 
 /** What an event carries, by type (decisions.md section 13). */
-@ApiExtraModels(TaskDetailDto, TrashedTaskDto, SprintDto)
+@ApiExtraModels(TaskDetailDto, TrashedTaskDto, SprintDto, SprintCommitmentDto, SprintReportDto)
 export class EventDataDto {
   /**
    * The task right after the change, as GET /api/v1/tasks/{taskId} answers it; for
@@ -65,6 +66,12 @@ export class EventDataDto {
   /** task.dependency_added and task.dependency_removed: the other task, which blocks (or blocked) `task`. */
   @ApiPropertyOptional({ format: 'uuid' })
   blockedById?: string;
+  /**
+   * sprint.activated: what the sprint committed to (`{committed}`); sprint.closed: its report,
+   * frozen at the close, as GET /api/v1/sprints/{sprintId}/report answers it from then on.
+   */
+  @ApiProperty({ required: false, anyOf: [{ $ref: getSchemaPath(SprintCommitmentDto) }, { $ref: getSchemaPath(SprintReportDto) }] })
+  report?: SprintCommitmentDto | SprintReportDto;
 }
 
 export class EventDto {

@@ -1,18 +1,24 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBody, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiBody, ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { IfMatch } from '../common/http/entity-tag';
+import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import { CREATE_SPRINT_EXAMPLE, CreateSprintDto, SprintListDto, SprintResponseDto, UPDATE_SPRINT_EXAMPLE, UpdateSprintDto } from './sprint.dto';
+import { BurndownDto, SprintReportResponseDto } from './sprint-report.dto';
+import { SprintReportsService } from './sprint-reports.service';
 import { SprintsService } from './sprints.service';
 
 @ApiTags('sprints')
 @ApiKeyAuthenticated()
 @Controller('api/v1/sprints')
 export class SprintsController {
-  constructor(private readonly sprints: SprintsService) {}
+  constructor(
+    private readonly sprints: SprintsService,
+    private readonly reports: SprintReportsService,
+  ) {}
 
   /** All sprints of the project, newest first. */
   @Get()
@@ -37,6 +43,28 @@ export class SprintsController {
   @ApiNotFoundResponse({ description: 'No such sprint in this project', type: ProblemDto })
   getSprint(@CurrentCaller() caller: Caller, @Param('sprintId') sprintId: string): Promise<SprintResponseDto> {
     return this.sprints.get(caller, sprintId);
+  }
+
+  /**
+   * What the sprint committed to and delivered: the scope at activation, what was added, removed,
+   * re-estimated, completed, cancelled and carried over. A closed sprint's report is frozen.
+   */
+  @Get(':sprintId/report')
+  @Header('Content-Type', JSON_CONTENT_TYPE)
+  @ApiOkResponse({ type: SprintReportResponseDto })
+  @ApiNotFoundResponse({ description: 'No such sprint in this project', type: ProblemDto })
+  getSprintReport(@CurrentCaller() caller: Caller, @Param('sprintId') sprintId: string): Promise<JsonText<SprintReportResponseDto>> {
+    return this.reports.report(caller, sprintId);
+  }
+
+  /** The sprint's scope, completed and remaining work at the end of each Madrid day since its activation. */
+  @Get(':sprintId/burndown')
+  @Header('Content-Type', JSON_CONTENT_TYPE)
+  @ApiOkResponse({ type: BurndownDto })
+  @ApiNotFoundResponse({ description: 'No such sprint in this project', type: ProblemDto })
+  @ApiConflictResponse({ description: 'The sprint is planned: its burndown starts at its activation', type: ProblemDto })
+  getSprintBurndown(@CurrentCaller() caller: Caller, @Param('sprintId') sprintId: string): Promise<JsonText<BurndownDto>> {
+    return this.reports.burndown(caller, sprintId);
   }
 
   /** Changes name, goal or window; the window is checked on the resulting values. */

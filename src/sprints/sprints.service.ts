@@ -100,6 +100,8 @@ export class SprintsService {
         { projectId, actor, records: [...movedOut(moved, sprintId, null), { sprint: sprintId, action: 'deleted' }] },
         moveTasks(moved, sprintId, null),
         Prisma.sql`DELETE FROM sprints WHERE id = ${sprintId}::uuid`,
+        // Its ledger goes with it (no foreign key cascades to it: schema.prisma says why).
+        Prisma.sql`DELETE FROM sprint_ledger WHERE sprint_id = ${sprintId}::uuid`,
       );
     });
   }
@@ -172,7 +174,10 @@ export class SprintsService {
       tx,
       { projectId, actor: APP_ACTOR, records: [...movedOut(moved, sprintId, movedTo), { sprint: sprintId, action }] },
       moveTasks(moved, sprintId, movedTo),
-      Prisma.sql`UPDATE sprints SET status = ${status}::sprint_status, updated_at = ${CHANGE_TIME} WHERE id = ${sprintId}::uuid`,
+      Prisma.sql`
+        UPDATE sprints SET status = ${status}::sprint_status, updated_at = ${CHANGE_TIME},
+               ${Prisma.raw(status === 'active' ? 'activated_at' : 'closed_at')} = ${CHANGE_TIME}
+         WHERE id = ${sprintId}::uuid`,
     );
     return recorded.sprints[sprintId];
   }

@@ -1,5 +1,6 @@
 import {
   calendarDate,
+  decimal,
   fieldDecorator,
   fieldSql,
   FieldValues,
@@ -59,6 +60,9 @@ export const TASK_FIELDS = {
   deletedAt: { column: 'deleted_at', kind: instant(), nullable: true, shown: 'trash' },
   // Which DELETE sent the task to the trash: the service's own bookkeeping, not shown.
   trashedWithId: { column: 'trashed_with_id', kind: id(), nullable: true },
+  estimate: { column: 'estimate', kind: decimal(0, 1000, 1), nullable: true, write: { default: null }, shown: 'list' },
+  // Written by the service only: at creation and by moves (task-ranks.ts).
+  rank: { column: 'rank', kind: text(1, 64), shown: 'list' },
 } as const satisfies TableOf<Task>;
 
 export type TaskField = keyof typeof TASK_FIELDS;

@@ -35,6 +35,8 @@ export function taskListFilter(query: ListTasksQueryDto): TaskListFilter {
   if (query.dueAfter) conditions.push(Prisma.sql`t.due_date >= ${query.dueAfter}::date`);
   if (query.dueBefore) conditions.push(Prisma.sql`t.due_date <= ${query.dueBefore}::date`);
   if (query.updatedSince) conditions.push(Prisma.sql`t.updated_at >= ${query.updatedSince}::timestamptz`);
+  if (query.estimated !== undefined)
+    conditions.push(query.estimated === 'true' ? Prisma.sql`t.estimate IS NOT NULL` : Prisma.sql`t.estimate IS NULL`);
   return { conditions, rowOnly: query.labelId === undefined };
 }
 

@@ -11,11 +11,48 @@ import { RememberedTotal, TaskListCache } from './task-list-cache';
 import { isoTimestamp } from '../common/dates';
 import { TASK_VIEW_CTES, TASK_VIEW_JOINS, taskJson } from './task-view.sql';
 
-/** The two lists of tasks: the task list, newest created first, and the trash, most recently deleted first. */
-export type TaskListOrder = 'created' | 'deleted';
+/**
+ * How lists of tasks are ordered: the task list newest created first (`created`, the
+ * specification's order) or in backlog order (`rank`), and the trash most recently deleted first
+ * (`deleted`). Each is paged by keyset on an index of its own: `after` starts the index scan at
+ * the cursor, `cursorAt` is the position a cursor keeps (a JSON array of text).
+ */
+export type TaskListOrder = 'created' | 'rank' | 'deleted';
 
-const SORT_COLUMN = { created: 't.created_at', deleted: 't.deleted_at' } as const;
-const CURSOR_KIND = { created: 'tasks', deleted: 'trash' } as const;
+interface ListOrder {
+  orderBy: string;
+  cursorAt: string;
+  after(cursors: CursorCodec, cursor: string | undefined): Prisma.Sql;
+  cursor(cursors: CursorCodec, position: string[]): string;
+}
+
+/** Newest first by a time, ties by id (`created_at` or `deleted_at`): the cursor keeps both. */
+function byTime(column: string, kind: 'tasks' | 'trash'): ListOrder {
+  return {
+    orderBy: `${column} DESC, t.id DESC`,
+    cursorAt: `json_build_array(${isoTimestamp(column)}, t.id)`,
+    after(cursors, cursor) {
+      const after = cursors.positionAfter(kind, cursor);
+      return after ? Prisma.sql`AND (${Prisma.raw(column)}, t.id) < (${after.at}, ${after.id}::uuid)` : Prisma.empty;
+    },
+    cursor: (cursors, [at, id]) => cursors.encode(kind, { at: new Date(at), id }),
+  };
+}
+
+const ORDERS: Record<TaskListOrder, ListOrder> = {
+  created: byTime('t.created_at', 'tasks'),
+  deleted: byTime('t.deleted_at', 'trash'),
+  // Ranks are unique in a project: the rank alone is the position.
+  rank: {
+    orderBy: 't.rank',
+    cursorAt: 'json_build_array(t.rank)',
+    after(cursors, cursor) {
+      const after = cursors.keyAfter('tasks_by_rank', cursor);
+      return after === null ? Prisma.empty : Prisma.sql`AND t.rank > ${after}`;
+    },
+    cursor: (cursors, [rank]) => cursors.encodeKey('tasks_by_rank', rank),
+  },
+};
 
 /** Beyond this many versions since a remembered total, counting again is the cheaper way. */
 const MAX_VERSIONS_BY_DELTAS = 1000;
@@ -25,9 +62,8 @@ interface PageRow {
   tasks: string;
   total: number;
   version: string;
-  /** Sort timestamp and id of the last task shown, when more tasks follow it. */
-  next_at: string | null;
-  next_id: string | null;
+  /** The list order's position of the last task shown (ListOrder.cursorAt), when more tasks follow it. */
+  next: string | null;
 }
 
 /**
@@ -81,8 +117,7 @@ export class TaskReader {
     if (running) return running;
     const reading = this.readPage(projectId, matches, filter.rowOnly, order, query.cursor, limit, newest(remembered, this.cache.total(listKey)))
       .then((row) => {
-        const kind = CURSOR_KIND[order];
-        const nextCursor = row.next_at && row.next_id ? this.cursors.encode(kind, { at: new Date(row.next_at), id: row.next_id }) : null;
+        const nextCursor = row.next === null ? null : ORDERS[order].cursor(this.cursors, JSON.parse(row.next));
         const body = `{"tasks":${row.tasks},"nextCursor":${JSON.stringify(nextCursor)},"total":${row.total}}`;
         this.cache.remember(listKey, pageKey, { version: row.version, total: row.total, body });
         return body;
@@ -115,10 +150,10 @@ export class TaskReader {
     limit: number,
     known: RememberedTotal | undefined,
   ): Promise<PageRow> {
-    const after = this.cursors.positionAfter(CURSOR_KIND[order], cursor);
-    const sortColumn = Prisma.raw(SORT_COLUMN[order]);
-    // Keyset: the row comparison is served by the (project_id, <sort> DESC, id DESC) index.
-    const keyset = after ? Prisma.sql`AND (${sortColumn}, t.id) < (${after.at}, ${after.id}::uuid)` : Prisma.empty;
+    const { orderBy, cursorAt, after } = ORDERS[order];
+    const sort = Prisma.raw(orderBy);
+    // Keyset: the comparison is served by the order's index ((project_id, <sort> DESC, id DESC), or (project_id, rank)).
+    const keyset = after(this.cursors, cursor);
     const knownVersion = known?.version ?? '-1';
     const knownTotal = known?.total ?? 0;
     // `shown` holds one task more than the page, to know whether a next page exists.
@@ -126,8 +161,8 @@ export class TaskReader {
     // taken: the deltas are read, or the matches counted, only when the total must move.
     const [row] = await this.prisma.sql.$queryRaw<PageRow[]>`
       WITH shown AS MATERIALIZED (
-        SELECT t.*, ${sortColumn} AS sort_at, row_number() OVER (ORDER BY ${sortColumn} DESC, t.id DESC) AS position
-          FROM (SELECT t.* FROM tasks t WHERE ${matches} ${keyset} ORDER BY ${sortColumn} DESC, t.id DESC LIMIT ${limit + 1}) t
+        SELECT t.*, ${Prisma.raw(cursorAt)}::text AS cursor_at, row_number() OVER (ORDER BY ${sort}) AS position
+          FROM (SELECT t.* FROM tasks t WHERE ${matches} ${keyset} ORDER BY ${sort} LIMIT ${limit + 1}) t
       ),
       ${TASK_VIEW_CTES},
       version AS (
@@ -148,9 +183,9 @@ export class TaskReader {
              (SELECT COALESCE(json_agg(${taskJson({ trash: order === 'deleted' })} ORDER BY t.position), '[]'::json)::text
                 FROM shown t ${TASK_VIEW_JOINS}
                WHERE t.position <= ${limit}) AS tasks,
-             next.at AS next_at, next.id::text AS next_id
+             next.cursor_at AS next
         FROM version
-        LEFT JOIN (SELECT ${Prisma.raw(isoTimestamp('t.sort_at'))} AS at, t.id FROM shown t
+        LEFT JOIN (SELECT t.cursor_at FROM shown t
                     WHERE t.position = ${limit} AND EXISTS (SELECT 1 FROM shown WHERE shown.position > ${limit})) next ON true`;
     return row;
   }

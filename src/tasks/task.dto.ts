@@ -1,7 +1,7 @@
 import { ApiHideProperty, ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { PatchableField, SameKeys, ShownField, WritableField } from '../common/fields/fields';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { IsCalendarDate, IsCommaSeparatedListOf, IsInstant, IsText, OptionalButNotNull, ReadOnlyField } from '../common/validation/validators';
 import { LabelDto, MemberDto } from '../projects/project-resources.dto';
@@ -75,12 +75,24 @@ export class CreateTaskDto {
   @TaskBodyField()
   @ApiPropertyOptional({ example: '2026-12-24' })
   dueDate?: string | null;
+
+  /** Points, 0 to 1000 with at most one decimal place (0.5, 3, 13); null: not estimated. */
+  @TaskBodyField()
+  estimate?: number | null;
+
+  /** Read-only: a new task goes to the bottom; POST /api/v1/tasks/{taskId}/move places it. */
+  @ApiHideProperty()
+  @ReadOnlyField()
+  rank?: never;
 }
+
+/** Shown fields that a body may not send: 400 read_only_field rather than unknown_field. */
+type ReadOnlyInBodies = 'rank';
 
 // The body fields are exactly TASK_FIELDS' written ones (and the label set), with their types:
 // a row without its property, or a property without its row, fails the build.
-const _createTaskBodyHasEveryField: SameKeys<keyof CreateTaskDto, WritableField<typeof TASK_FIELDS> | 'labelIds'> = true;
-const _createTaskBodyTypes: Required<CreateTaskDto> extends TaskFields ? true : false = true;
+const _createTaskBodyHasEveryField: SameKeys<keyof CreateTaskDto, WritableField<typeof TASK_FIELDS> | 'labelIds' | ReadOnlyInBodies> = true;
+const _createTaskBodyTypes: Required<Omit<CreateTaskDto, ReadOnlyInBodies>> extends TaskFields ? true : false = true;
 
 /** Up to 100 tasks created at once, all or none (decisions.md section 16). */
 export class BulkCreateTasksDto {
@@ -108,10 +120,17 @@ const _createOnlyListed: SameKeys<
  * sprintId, dueDate). Null is not accepted where nothing can be cleared (title, status,
  * priority, labelIds). `parentId` is read-only here.
  */
-export class UpdateTaskDto extends PartialType(OmitType(CreateTaskDto, CREATE_ONLY_TASK_FIELDS), { skipNullProperties: false }) {
+export class UpdateTaskDto extends PartialType(OmitType(CreateTaskDto, [...CREATE_ONLY_TASK_FIELDS, 'rank'] as const), {
+  skipNullProperties: false,
+}) {
   @ApiHideProperty()
   @ReadOnlyField()
   parentId?: never;
+
+  // Declared again, not inherited: PartialType would let null through.
+  @ApiHideProperty()
+  @ReadOnlyField()
+  rank?: never;
 }
 
 /** Request examples in the OpenAPI document: valid as they are in any project (they name no ids). */
@@ -180,11 +199,60 @@ export class ListTasksQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ type: String, format: 'date', example: '2026-12-31' })
   dueBefore?: string;
 
+  /** `created` (default): newest first, as the specification orders tasks; `rank`: the backlog order, top first. */
+  @IsOptional()
+  @IsIn(['created', 'rank'], { message: 'must be created or rank' })
+  @ApiPropertyOptional({ enum: ['created', 'rank'], default: 'created' })
+  sort?: 'created' | 'rank';
+
+  /** `true`: only tasks with an estimate; `false`: only tasks without one. */
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'must be true or false' })
+  @ApiPropertyOptional({ enum: ['true', 'false'] })
+  estimated?: 'true' | 'false';
+
   /** Tasks whose updatedAt is at or after this instant (ISO 8601 with Z or an offset), for sync jobs. */
   @IsOptional()
   @IsInstant()
   @ApiPropertyOptional({ type: String, format: 'date-time', example: '2026-11-22T10:00:00.000Z' })
   updatedSince?: string;
+}
+
+/** Where a move puts tasks: exactly one of `before`, `after` or `to` (decisions.md section 18). */
+export class MoveTaskDto {
+  /** Right before this live task of the project. */
+  @IsOptional()
+  @IsString()
+  @ApiPropertyOptional({ format: 'uuid' })
+  before?: string;
+
+  /** Right after this live task of the project. */
+  @IsOptional()
+  @IsString()
+  @ApiPropertyOptional({ format: 'uuid' })
+  after?: string;
+
+  /** At the top or the bottom of the backlog order. */
+  @IsOptional()
+  @IsIn(['top', 'bottom'], { message: 'must be top or bottom' })
+  @ApiPropertyOptional({ enum: ['top', 'bottom'] })
+  to?: 'top' | 'bottom';
+}
+
+/** Several tasks made contiguous at one place, in the order given, all or none. */
+export class MoveTasksDto extends MoveTaskDto {
+  /** 1 to 100 live tasks of the project, each once, in the order they take. */
+  @IsArray()
+  @ArrayMinSize(1, { message: 'must hold 1 to 100 task ids' })
+  @ArrayMaxSize(100, { message: 'must hold 1 to 100 task ids' })
+  @IsString({ each: true })
+  @ApiProperty({ type: 'array', items: { type: 'string', format: 'uuid' }, minItems: 1, maxItems: 100 })
+  taskIds: string[];
+}
+
+export class MovedTasksDto {
+  /** In full, in the order given, with their new ranks. */
+  tasks: TaskDetailDto[];
 }
 
 export class AddDependencyDto {
@@ -247,6 +315,12 @@ export class TaskDto {
   createdAt: string;
   @TaskAnswerField()
   updatedAt: string;
+  /** Points; null: not estimated. */
+  @TaskAnswerField()
+  estimate: number | null;
+  /** Its place in the backlog order: an opaque string; a task before another in the order has a smaller rank, byte by byte. */
+  @TaskAnswerField()
+  rank: string;
   /** True while a live task it depends on is not finished. */
   blocked: boolean;
 }

@@ -13,18 +13,25 @@ import {
   CREATE_TASK_EXAMPLE,
   CreateTaskDto,
   ListTasksQueryDto,
+  MovedTasksDto,
+  MoveTaskDto,
+  MoveTasksDto,
   TaskListDto,
   TaskResponseDto,
   UPDATE_TASK_EXAMPLE,
   UpdateTaskDto,
 } from './task.dto';
+import { TaskOrderService } from './task-order.service';
 import { TasksService } from './tasks.service';
 
 @ApiTags('tasks')
 @ApiKeyAuthenticated()
 @Controller('api/v1/tasks')
 export class TasksController {
-  constructor(private readonly tasks: TasksService) {}
+  constructor(
+    private readonly tasks: TasksService,
+    private readonly order: TaskOrderService,
+  ) {}
 
   /** The project's live tasks, newest first, filtered and paginated by cursor. */
   @Get()
@@ -67,6 +74,20 @@ export class TasksController {
     return this.tasks.bulkCreate(caller, dto);
   }
 
+  /**
+   * Makes 1 to 100 tasks contiguous at one place of the backlog order, in the order given, all or
+   * none: right before or after another live task, or at the top or the bottom.
+   */
+  @Post('move')
+  @HttpCode(200)
+  @RequirePermission('tasks:edit')
+  @ApiOkResponse({ type: MovedTasksDto })
+  @ApiBadRequestResponse({ description: 'Not exactly one of before, after and to; a task twice; a place among the tasks moved', type: ProblemDto })
+  @ApiNotFoundResponse({ description: 'A task, or the task to place them against, is not a live task of this project', type: ProblemDto })
+  moveTasks(@CurrentCaller() caller: Caller, @Body() dto: MoveTasksDto): Promise<MovedTasksDto> {
+    return this.order.moveMany(caller, dto);
+  }
+
   /** A task in full, with its description and both directions of its dependencies. */
   @Get(':taskId')
   @ApiNotFoundResponse({ description: 'No such task in this project, or it is in the trash', type: ProblemDto })
@@ -87,6 +108,25 @@ export class TasksController {
     @IfMatch() ifMatch: string | undefined,
   ): Promise<TaskResponseDto> {
     return this.tasks.update(caller, taskId, dto, ifMatch);
+  }
+
+  /**
+   * Places the task right before or after another live task of the project, or at the top or
+   * the bottom of the backlog order; answers it with its new rank.
+   */
+  @Post(':taskId/move')
+  @HttpCode(200)
+  @RequirePermission('tasks:edit')
+  @ApiOkResponse({ type: TaskResponseDto })
+  @ApiBadRequestResponse({ description: 'Not exactly one of before, after and to, or the task itself as the place', type: ProblemDto })
+  @ApiNotFoundResponse({ description: 'The task, or the task to place it against, is not a live task of this project', type: ProblemDto })
+  moveTask(
+    @CurrentCaller() caller: Caller,
+    @Param('taskId') taskId: string,
+    @Body() dto: MoveTaskDto,
+    @IfMatch() ifMatch: string | undefined,
+  ): Promise<TaskResponseDto> {
+    return this.order.move(caller, taskId, dto, ifMatch);
   }
 
   /** Sends the task and its subtasks to the trash (DELETE /api/v1/trash/{taskId} destroys it). */

@@ -5,11 +5,12 @@ import { TaskReader } from './task-reader.service';
 import { TaskListCache } from './task-list-cache';
 import { TaskListDeltas } from './task-list-deltas.service';
 import { TasksController } from './tasks.controller';
+import { TaskOrderService } from './task-order.service';
 import { TasksService } from './tasks.service';
 
 @Module({
   controllers: [TasksController, DependenciesController],
-  providers: [TasksService, DependenciesService, TaskReader, TaskListCache, TaskListDeltas],
+  providers: [TaskOrderService, TasksService, DependenciesService, TaskReader, TaskListCache, TaskListDeltas],
   // TasksService and DependenciesService: the demo seed writes through them (src/demo).
   exports: [TaskReader, TasksService, DependenciesService],
 })

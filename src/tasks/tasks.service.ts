@@ -7,13 +7,14 @@ import type { JsonText } from '../common/http/json-text';
 import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma } from '../generated/prisma/client';
-import { ChangeLog } from '../changes/change-log.service';
-import { CHANGE_TIME, changesBetween } from '../changes/change';
+import { ChangeLog, recordSequence } from '../changes/change-log.service';
+import { Change, CHANGE_TIME, changesBetween } from '../changes/change';
 import { sentFields, withDefaults } from '../common/fields/fields';
 import { lockTasks } from '../changes/locks';
 import { NO_TASK_FIELDS, PatchableTaskFields, TASK_FIELDS, TASK_SQL, TASK_WRITABLE, TaskFields, TaskStatus } from './task-fields';
 import { taskListFilter } from './task-list-filters';
 import { TaskReader } from './task-reader.service';
+import { createdRank } from './task-ranks';
 import { assertReferences, FieldName, labelSet, referenceLocks } from './task-references';
 import type {
   BulkCreatedTasksDto,
@@ -35,7 +36,7 @@ export class TasksService {
   ) {}
 
   list(caller: Caller, query: ListTasksQueryDto): Promise<JsonText<TaskListDto>> {
-    return this.reader.list(caller.projectId, taskListFilter(query), 'created', query);
+    return this.reader.list(caller.projectId, taskListFilter(query), query.sort ?? 'created', query);
   }
 
   async get(caller: Caller, taskId: string): Promise<TaskResponseDto> {
@@ -71,28 +72,27 @@ export class TasksService {
       assertReferences(references.length > 0 ? await tx.pipeline(...references) : [], bodies, name);
       const labels = tasks.flatMap((task) => task.fields.labelIds.map((labelId) => [task.id, labelId]));
       // The tasks and their labels in one statement (a data-modifying CTE).
+      const change: Change = {
+        projectId,
+        actor: caller.actor,
+        records: tasks.map((task) => ({ task: task.id, action: 'created' as const, changes: changesBetween(NO_TASK_FIELDS, task.fields) })),
+      };
       const written = TASK_SQL.writing(TASK_WRITABLE.all);
+      // Each at the bottom, in the order given: its rank from its created event's number (task-ranks.ts).
       const insert = Prisma.sql`
         WITH created AS (
-          INSERT INTO tasks (id, project_id, ${written.columns}, completed_at, updated_at, created_at)
+          INSERT INTO tasks (id, project_id, ${written.columns}, completed_at, updated_at, created_at, rank)
           VALUES ${Prisma.join(
             tasks.map(
-              (task) =>
-                Prisma.sql`(${task.id}::uuid, ${projectId}::uuid, ${written.values(task.fields)}, ${completedAt(task.fields.status)}, ${CHANGE_TIME}, ${CHANGE_TIME})`,
+              (task, index) =>
+                Prisma.sql`(${task.id}::uuid, ${projectId}::uuid, ${written.values(task.fields)}, ${completedAt(task.fields.status)},
+                            ${CHANGE_TIME}, ${CHANGE_TIME}, ${createdRank(recordSequence(change, index + 1))})`,
             ),
           )})
         INSERT INTO task_labels (project_id, task_id, label_id)
         SELECT ${projectId}::uuid, l.task_id, l.label_id
           FROM unnest(${labels.map(([taskId]) => taskId)}::uuid[], ${labels.map(([, labelId]) => labelId)}::uuid[]) AS l(task_id, label_id)`;
-      const recorded = await this.changes.record(
-        tx,
-        {
-          projectId,
-          actor: caller.actor,
-          records: tasks.map((task) => ({ task: task.id, action: 'created' as const, changes: changesBetween(NO_TASK_FIELDS, task.fields) })),
-        },
-        insert,
-      );
+      const recorded = await this.changes.record(tx, change, insert);
       return tasks.map((task) => recorded.tasks[task.id]);
     });
   }

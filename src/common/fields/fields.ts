@@ -82,6 +82,11 @@ export function id(): FieldKind<string> {
   return { sqlType: 'uuid', read: (column) => column, schema: { type: 'string', format: 'uuid' }, validators: [] };
 }
 
+/** A JSON document the service writes and answers as stored (a frozen sprint report). */
+export function json(): FieldKind<unknown> {
+  return { sqlType: 'json', read: (column) => column, schema: { type: 'object' }, validators: [] };
+}
+
 /** A number from `min` to `max` with at most `decimals` decimal places, stored as `numeric`. */
 export function decimal(min: number, max: number, decimals: number): FieldKind<number> {
   return {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createParamDecorator, ExecutionContext, HttpStatus } from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Problem } from '../errors/problem';
 
@@ -47,11 +48,17 @@ export async function assertIfMatch(header: string | undefined, currentAnswer: (
   );
 }
 
-/** The request's `If-Match` header, for services that honour it. */
-export const IfMatch = createParamDecorator((_data: unknown, context: ExecutionContext): string | undefined => {
-  const header = context.switchToHttp().getRequest<Request>().headers['if-match'];
-  return typeof header === 'string' ? header : undefined;
-});
+/** Marks, in the OpenAPI document, an operation that honours If-Match: src/openapi.ts documents the header and the 412. */
+export const HONOURS_IF_MATCH = 'x-honours-if-match';
+
+/** The request's `If-Match` header, for services that honour it; the operation is documented as honouring it. */
+export const IfMatch = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): string | undefined => {
+    const header = context.switchToHttp().getRequest<Request>().headers['if-match'];
+    return typeof header === 'string' ? header : undefined;
+  },
+  [(target, key) => ApiExtension(HONOURS_IF_MATCH, true)(target, key!, Object.getOwnPropertyDescriptor(target, key!)!)],
+);
 
 function listedTags(header: string): string[] {
   return header.match(/(W\/)?"[^"]*"/g) ?? [];

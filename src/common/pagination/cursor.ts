@@ -8,6 +8,12 @@ import { PrismaService } from '../../database/prisma.service';
 /** Which list a cursor belongs to: a cursor of one list is refused by the others. */
 export type CursorKind = 'tasks' | 'trash' | 'history' | 'webhook_deliveries';
 
+/** Lists whose position is a unique sort key of its own (the backlog order's rank), not a time and an id. */
+export type KeyCursorKind = 'tasks_by_rank';
+
+/** What a key a cursor carries may be: printable ASCII (a rank), as the database holds it. */
+const CURSOR_KEY = /^[!-~]{1,64}$/;
+
 /** A keyset position: the sort timestamp and id of the last item of a page. */
 export interface CursorPosition {
   at: Date;
@@ -32,30 +38,48 @@ export class CursorCodec implements OnModuleInit {
   }
 
   encode(kind: CursorKind, position: CursorPosition): string {
-    const payload = Buffer.from(JSON.stringify([kind, position.at.toISOString(), position.id])).toString('base64url');
-    return `${payload}.${this.sign(payload)}`;
+    return this.sealed([kind, position.at.toISOString(), position.id]);
+  }
+
+  /** A cursor after the item whose unique sort key is `key`. */
+  encodeKey(kind: KeyCursorKind, key: string): string {
+    return this.sealed([kind, key]);
   }
 
   /** The position a `cursor` query value names; null when none was sent (the first page). */
   positionAfter(kind: CursorKind, cursor: string | undefined): CursorPosition | null {
-    return cursor === undefined ? null : this.decode(kind, cursor);
-  }
-
-  private decode(kind: CursorKind, cursor: string): CursorPosition {
-    const [payload, signature, ...rest] = cursor.split('.');
-    if (!payload || !signature || rest.length || !this.verify(payload, signature)) throw invalidCursor();
-    let decoded: unknown;
-    try {
-      decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    } catch {
-      throw invalidCursor();
-    }
-    if (!Array.isArray(decoded) || decoded.length !== 3) throw invalidCursor();
-    const [cursorKind, at, id] = decoded as unknown[];
-    if (cursorKind !== kind || typeof at !== 'string' || !isInstant(at) || typeof id !== 'string' || !isUuid(id)) {
+    if (cursor === undefined) return null;
+    const [cursorKind, at, id, ...rest] = this.opened(cursor);
+    if (cursorKind !== kind || typeof at !== 'string' || !isInstant(at) || typeof id !== 'string' || !isUuid(id) || rest.length) {
       throw invalidCursor();
     }
     return { at: new Date(at), id };
+  }
+
+  /** The key a `cursor` of a KeyCursorKind list names; null when none was sent. */
+  keyAfter(kind: KeyCursorKind, cursor: string | undefined): string | null {
+    if (cursor === undefined) return null;
+    const [cursorKind, key, ...rest] = this.opened(cursor);
+    if (cursorKind !== kind || typeof key !== 'string' || !CURSOR_KEY.test(key) || rest.length) throw invalidCursor();
+    return key;
+  }
+
+  private sealed(values: string[]): string {
+    const payload = Buffer.from(JSON.stringify(values)).toString('base64url');
+    return `${payload}.${this.sign(payload)}`;
+  }
+
+  /** The values of a cursor this service signed; 400 for anything else. */
+  private opened(cursor: string): unknown[] {
+    const [payload, signature, ...rest] = cursor.split('.');
+    if (!payload || !signature || rest.length || !this.verify(payload, signature)) throw invalidCursor();
+    try {
+      const decoded: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      if (Array.isArray(decoded)) return decoded;
+    } catch {
+      // not JSON: refused below
+    }
+    throw invalidCursor();
   }
 
   private sign(payload: string): string {

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "tasks" ADD COLUMN     "estimate" DECIMAL(5,1);
+
