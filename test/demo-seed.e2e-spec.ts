@@ -47,10 +47,11 @@ import { engine, startTestApp, TestApp } from './support/test-app';
     expect(sprints.map((sprint: { name: string; status: string }) => [sprint.name, sprint.status])).toEqual([
       ['Sprint 2', 'planned'],
       ['Sprint 1', 'active'],
+      ['Sprint 0', 'closed'],
     ]);
     const list = (await api.get('/api/v1/tasks?limit=100').expect(200)).body;
     const tasks: TaskJson[] = list.tasks;
-    expect(list.total).toBe(10);
+    expect(list.total).toBe(12);
     expect(tasks.some((task) => task.labels.length > 0)).toBe(true);
     expect(tasks.some((task) => task.assignee !== null)).toBe(true);
     expect(tasks.some((task) => task.dueDate !== null)).toBe(true);
@@ -69,6 +70,28 @@ import { engine, startTestApp, TestApp } from './support/test-app';
     expect(history[0]).toMatchObject({ action: 'dependency_added' });
   });
 
+  it('plans worth looking at: estimates, a backlog order, and a closed sprint whose report tells what it committed to and delivered', async () => {
+    const api = withKey(t!, key);
+    const ordered: TaskJson[] = (await api.get('/api/v1/tasks?sort=rank&limit=100').expect(200)).body.tasks;
+    expect(ordered.slice(0, 2).map((task) => task.title)).toEqual(['Crash when a due date is cleared', 'Slow search with more than 10 000 tasks']);
+    expect(ordered.filter((task) => task.estimate !== null).length).toBeGreaterThanOrEqual(8);
+    const { sprints } = (await api.get('/api/v1/sprints').expect(200)).body;
+    const closed = sprints.find((sprint: TaskJson) => sprint.status === 'closed');
+    const { report } = (await api.get(`/api/v1/sprints/${closed.id}/report`).expect(200)).body;
+    const tally = (tasks: number, points: number) => ({ tasks, points, unestimated: 0 });
+    expect(report).toMatchObject({
+      committed: tally(3, 16),
+      added: tally(1, 2),
+      removed: tally(0, 0),
+      reestimated: 3,
+      completed: tally(3, 13),
+      carriedOver: tally(1, 8),
+      scope: tally(4, 21),
+    });
+    const velocity = (await api.get('/api/v1/reports/velocity').expect(200)).body;
+    expect(velocity.average).toEqual({ tasks: 3, points: 13 });
+  });
+
   it('keeps the data across restarts, and prints no key again', async () => {
     await t!.close();
     t = undefined;
@@ -76,6 +99,6 @@ import { engine, startTestApp, TestApp } from './support/test-app';
     expect(printed.join('')).not.toMatch(/tsk_/);
     await withKey(t, key).get('/api/v1/members').expect(200);
     expect(await t.prisma.project.count()).toBe(1);
-    expect(await t.prisma.task.count()).toBe(10);
+    expect(await t.prisma.task.count()).toBe(12);
   });
 });

@@ -7,13 +7,15 @@ import { DatabaseStart } from '../database/database.module';
 import { PrismaService } from '../database/prisma.service';
 import { SprintsService } from '../sprints/sprints.service';
 import { DependenciesService } from '../tasks/dependencies.service';
+import { TaskOrderService } from '../tasks/task-order.service';
 import { TaskPriority, TaskStatus } from '../tasks/task-fields';
 import { TasksService } from '../tasks/tasks.service';
 
 /**
- * On a new embedded database: a demo project worth exploring (two members, labels, an active
- * sprint and a planned one, ten tasks with labels, assignees, due dates, a subtask and a
- * dependency) and a key holding every permission, printed once.
+ * On a new embedded database: a demo project worth exploring (two members, labels, a closed
+ * sprint with its report, an active sprint and a planned one, twelve tasks with estimates,
+ * labels, assignees, due dates, a subtask, a dependency and a backlog order) and a key holding
+ * every permission, printed once.
  *
  * Runs once the application is initialised, and writes the sprints, tasks and dependencies
  * through the services, with a caller for the demo key, as a client's requests would: every
@@ -30,6 +32,7 @@ export class DemoSeed implements OnApplicationBootstrap {
     private readonly sprints: SprintsService,
     private readonly tasks: TasksService,
     private readonly dependencies: DependenciesService,
+    private readonly order: TaskOrderService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -81,33 +84,7 @@ export class DemoSeed implements OnApplicationBootstrap {
 
   private async createWork(caller: Caller, ids: { ada: string; grace: string; label: Record<string, string> }): Promise<void> {
     const today = todayInMadrid();
-    const { sprint: current } = await this.sprints.create(caller, {
-      name: 'Sprint 1',
-      goal: 'Ship the first public beta',
-      startDate: addDays(today, -7),
-      endDate: addDays(today, 7),
-    });
-    // Activating is the app side's part (sprints are activated in the app, never through the API).
-    await this.sprints.activate(current.id);
-    const { sprint: next } = await this.sprints.create(caller, {
-      name: 'Sprint 2',
-      goal: 'Polish and documentation',
-      startDate: addDays(today, 8),
-      endDate: addDays(today, 21),
-    });
-    const task = async (
-      title: string,
-      fields: {
-        status?: TaskStatus;
-        priority?: TaskPriority;
-        assigneeId?: string;
-        labels?: string[];
-        sprintId?: string;
-        dueInDays?: number;
-        parentId?: string;
-        description?: string;
-      } = {},
-    ) =>
+    const task = async (title: string, fields: DemoTask = {}) =>
       (
         await this.tasks.create(caller, {
           title,
@@ -119,18 +96,51 @@ export class DemoSeed implements OnApplicationBootstrap {
           sprintId: fields.sprintId,
           dueDate: fields.dueInDays === undefined ? undefined : addDays(today, fields.dueInDays),
           parentId: fields.parentId,
+          estimate: fields.estimate,
         })
       ).task;
+    const done = (taskId: string) => this.tasks.update(caller, taskId, { status: TaskStatus.done });
+
+    // Sprint 0 ran and was closed (the app side activates and closes sprints, never the API):
+    // its report shows a commitment, an addition, a re-estimate, what was delivered and what
+    // was carried over to Sprint 1.
+    const { sprint: previous } = await this.sprints.create(caller, {
+      name: 'Sprint 0',
+      goal: 'A walking skeleton',
+      startDate: addDays(today, -21),
+      endDate: addDays(today, -8),
+    });
+    const { sprint: current } = await this.sprints.create(caller, {
+      name: 'Sprint 1',
+      goal: 'Ship the first public beta',
+      startDate: addDays(today, -7),
+      endDate: addDays(today, 7),
+    });
+    const staging = await task('Set up the staging environment', { assigneeId: ids.ada, sprintId: previous.id, estimate: 3 });
+    const schema = await task('Database schema for tasks and sprints', { assigneeId: ids.grace, sprintId: previous.id, estimate: 5 });
     const login = await task('Sign-in with an email link', {
-      status: TaskStatus.in_progress,
       priority: TaskPriority.high,
       assigneeId: ids.ada,
       labels: ['feature'],
-      sprintId: current.id,
+      sprintId: previous.id,
       dueInDays: 3,
+      estimate: 8,
       description: 'Send a one-time link instead of asking for a password.\n\n- link valid for 15 minutes\n- one use only',
     });
-    await task('Email template for the sign-in link', { status: TaskStatus.todo, assigneeId: ids.grace, sprintId: current.id, parentId: login.id });
+    await this.sprints.activate(previous.id);
+    const ci = await task('Continuous integration', { assigneeId: ids.grace, sprintId: previous.id, estimate: 2 });
+    await this.tasks.update(caller, schema.id, { estimate: 8 });
+    for (const finished of [staging, schema, ci]) await done(finished.id);
+    await this.tasks.update(caller, login.id, { status: TaskStatus.in_progress });
+    await this.sprints.close(previous.id, current.id);
+
+    await task('Email template for the sign-in link', {
+      status: TaskStatus.todo,
+      assigneeId: ids.grace,
+      sprintId: current.id,
+      parentId: login.id,
+      estimate: 1,
+    });
     const crash = await task('Crash when a due date is cleared', {
       status: TaskStatus.in_review,
       priority: TaskPriority.urgent,
@@ -138,22 +148,44 @@ export class DemoSeed implements OnApplicationBootstrap {
       labels: ['bug'],
       sprintId: current.id,
       dueInDays: 1,
+      estimate: 2,
     });
-    await task('Set up the staging environment', { status: TaskStatus.done, assigneeId: ids.ada, sprintId: current.id });
     const release = await task('Release notes for the beta', {
       status: TaskStatus.todo,
       priority: TaskPriority.medium,
       labels: ['docs'],
       sprintId: current.id,
       dueInDays: 6,
+      estimate: 1,
     });
     await this.dependencies.add(caller, release.id, crash.id);
-    await task('Keyboard shortcuts for the board', { priority: TaskPriority.low, labels: ['feature'], sprintId: next.id });
-    await task('API reference examples in three languages', { assigneeId: ids.grace, labels: ['docs', 'feature'], sprintId: next.id });
+    await this.sprints.activate(current.id);
+    const { sprint: next } = await this.sprints.create(caller, {
+      name: 'Sprint 2',
+      goal: 'Polish and documentation',
+      startDate: addDays(today, 8),
+      endDate: addDays(today, 21),
+    });
+    await task('Keyboard shortcuts for the board', { priority: TaskPriority.low, labels: ['feature'], sprintId: next.id, estimate: 3 });
+    await task('API reference examples in three languages', { assigneeId: ids.grace, labels: ['docs', 'feature'], sprintId: next.id, estimate: 5 });
     await task('Dark mode', { labels: ['feature'] });
-    await task('Slow search with more than 10 000 tasks', { status: TaskStatus.todo, priority: TaskPriority.high, labels: ['bug'] });
+    const search = await task('Slow search with more than 10 000 tasks', { status: TaskStatus.todo, priority: TaskPriority.high, labels: ['bug'] });
     await task('Old import format', { status: TaskStatus.cancelled, description: 'Nobody uses it any more.' });
+    // The backlog order: the urgent crash first, then the slow search, the rest as created.
+    await this.order.moveMany(caller, { taskIds: [crash.id, search.id], to: 'top' });
   }
+}
+
+interface DemoTask {
+  status?: TaskStatus;
+  priority?: TaskPriority;
+  assigneeId?: string;
+  labels?: string[];
+  sprintId?: string;
+  dueInDays?: number;
+  parentId?: string;
+  description?: string;
+  estimate?: number;
 }
 
 /** Today as a calendar day in Madrid (the contract's civil days). */

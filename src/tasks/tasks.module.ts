@@ -11,7 +11,7 @@ import { TasksService } from './tasks.service';
 @Module({
   controllers: [TasksController, DependenciesController],
   providers: [TaskOrderService, TasksService, DependenciesService, TaskReader, TaskListCache, TaskListDeltas],
-  // TasksService and DependenciesService: the demo seed writes through them (src/demo).
-  exports: [TaskReader, TasksService, DependenciesService],
+  // TasksService, DependenciesService and TaskOrderService: the demo seed writes through them (src/demo).
+  exports: [TaskReader, TasksService, DependenciesService, TaskOrderService],
 })
 export class TasksModule {}
