@@ -160,6 +160,8 @@ function openPostgres(connectionString: string): DatabaseEngine {
   // LISTEN needs a connection of its own for as long as it listens: not one of the pool's,
   // which serve queries (a held long poll holds no connection at all).
   const listen = async (channel: string, onNotify: (payload: string | null) => void, missed = false): Promise<void> => {
+    // A retry scheduled before close() may come due after it.
+    if (closed) return;
     const client = new Client({ connectionString });
     listeners.push(client);
     let lost = false;
