@@ -19,12 +19,13 @@ const distModule = (file) => require(path.join(DIST, file));
  * Runs `call` with a stand-in for Prisma and returns the last raw statement it sent. The
  * stand-in answers `answer` (a list page by default: what TaskReader.list reads back).
  */
-async function captureServiceSql(call, answer = { tasks: '[]', total: 0, version: '0', next_at: null, next_id: null }) {
+async function captureServiceSql(call, answer = { tasks: '[]', total: 0, version: '0', next: null }) {
   const { Prisma } = distModule('generated/prisma/client');
   let captured = null;
   const recorder = {
+    // A tagged template, or a statement built with Prisma.sql.
     $queryRaw(strings, ...values) {
-      captured = Prisma.sql(strings, ...values);
+      captured = strings instanceof Prisma.Sql ? strings : Prisma.sql(strings, ...values);
       return Promise.resolve([answer]);
     },
   };
@@ -61,9 +62,9 @@ async function serviceListSql(session, projectId, raw, codec) {
   const { TaskListCache } = distModule('tasks/task-list-cache.js');
   const query = await listQueryDto(raw);
   const [row] = await session.query('SELECT version::text AS version FROM task_list_versions WHERE project_id = $1', [projectId]);
-  const answer = { tasks: '[]', total: 0, version: row ? row.version : '0', next_at: null, next_id: null };
+  const answer = { tasks: '[]', total: 0, version: row ? row.version : '0', next: null };
   const read = (cache, pageQuery) => (prisma) =>
-    new TaskReader(prisma, codec, cache).list(projectId, taskListFilter(pageQuery), 'created', pageQuery);
+    new TaskReader(prisma, codec, cache).list(projectId, taskListFilter(pageQuery), pageQuery.sort ?? 'created', pageQuery);
 
   const counted = await captureServiceSql(read(new TaskListCache(), query), answer);
   const cache = new TaskListCache();
@@ -77,6 +78,22 @@ async function serviceDetailSql(projectId, taskId, codec) {
   const { TaskReader } = distModule('tasks/task-reader.service.js');
   const { TaskListCache } = distModule('tasks/task-list-cache.js');
   return captureServiceSql((prisma) => new TaskReader(prisma, codec, new TaskListCache()).detail(projectId, taskId), { task: null });
+}
+
+/**
+ * The statements of the sprint reports (issue 26) of `sprintId`, as SprintReportsService sends
+ * them (its last statement: the first reads the sprint, which the stand-in answers as active).
+ */
+async function serviceReportSql(projectId, sprintId) {
+  const { SprintReportsService } = distModule('sprints/sprint-reports.service.js');
+  const caller = { projectId };
+  const answer = { status: 'active', report: null, burndown: '{}', velocity: '{}' };
+  const reports = (prisma) => new SprintReportsService(prisma);
+  return {
+    report: await captureServiceSql((prisma) => reports(prisma).report(caller, sprintId), answer),
+    burndown: await captureServiceSql((prisma) => reports(prisma).burndown(caller, sprintId), answer),
+    velocity: await captureServiceSql((prisma) => reports(prisma).velocity(caller, {}), answer),
+  };
 }
 
 async function timeStatement(session, statement, runs) {
@@ -99,6 +116,13 @@ async function explainLists(session, { big, fixtures, codec, runs }) {
       raw: { status: 'todo,in_progress', assigneeId: fixtures.assigneeId, q: fixtures.searchWord },
     },
     { name: `list, page ${fixtures.deepPage} by cursor`, raw: { limit: '50', cursor: fixtures.deepCursor } },
+    // The backlog order: the service's statements only (the floor lists in creation order).
+    { name: 'list, sort=rank default page', raw: { sort: 'rank' }, floor: false },
+    {
+      name: `list, sort=rank page ${fixtures.deepPage} by cursor`,
+      raw: { sort: 'rank', limit: '50', cursor: fixtures.rankDeepCursor },
+      floor: false,
+    },
   ];
   const summary = [];
   const plans = [];
@@ -120,10 +144,13 @@ async function explainLists(session, { big, fixtures, codec, runs }) {
   };
   for (const row of rows) {
     const entry = { name: row.name, serviceRepeated: null, service: null, serviceCounted: null, floor: null };
-    const floor = listRequest(new URLSearchParams(row.raw), big.id, (cursor) => {
-      const position = codec.positionAfter('tasks', cursor);
-      return { at: position.at.toISOString(), id: position.id };
-    });
+    const floor =
+      row.floor === false
+        ? null
+        : listRequest(new URLSearchParams(row.raw), big.id, (cursor) => {
+            const position = codec.positionAfter('tasks', cursor);
+            return { at: position.at.toISOString(), id: position.id };
+          });
     const serviceStatements = await service(() => serviceListSql(session, big.id, { ...row.raw }, codec));
     const statements = [
       ['serviceRepeated', 'service statement, page remembered (nothing changed since)', serviceStatements?.repeated],
@@ -142,6 +169,18 @@ async function explainLists(session, { big, fixtures, codec, runs }) {
   if (detail) {
     summary.push({ name: 'detail, task with dependencies', service: await timeStatement(session, detail, runs), floor: null });
     await explain('detail: service statement', detail);
+  }
+  const sprint = fixtures.activeSprint;
+  const reports = await service(() => serviceReportSql(big.id, sprint.id));
+  for (const [key, name] of [
+    ['report', `sprint report (${sprint.scope} tasks, ${sprint.ledgerRows} ledger rows)`],
+    ['burndown', 'sprint burndown, the same sprint'],
+    ['velocity', 'velocity, last 6 closed sprints'],
+  ]) {
+    if (!reports) break;
+    // Fewer runs: a report costs tens of milliseconds.
+    summary.push({ name, service: await timeStatement(session, reports[key], Math.min(runs, 10)), floor: null });
+    await explain(`${name}: service statement`, reports[key]);
   }
   return { summary, plans: plans.join('\n\n') };
 }

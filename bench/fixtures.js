@@ -32,6 +32,15 @@ async function positionAfter(session, projectId, n) {
   return { at: new Date(rows[0].at), id: rows[0].id };
 }
 
+/** The rank of the `n`th live task (1-based) of the project in backlog order. */
+async function rankAt(session, projectId, n) {
+  const rows = await session.query(`SELECT rank FROM tasks WHERE project_id = $1::uuid AND deleted_at IS NULL ORDER BY rank OFFSET $2 LIMIT 1`, [
+    projectId,
+    n - 1,
+  ]);
+  return rows[0].rank;
+}
+
 async function ids(session, sql, params) {
   return (await session.query(sql, params)).map((row) => row.id);
 }
@@ -62,19 +71,44 @@ async function readFixtures(session, { big, writer, hooked, pageSize = 50, deepP
   // Page `deepPage` of `pageSize` starts after item (deepPage - 1) * pageSize.
   const deepCursor = codec.encode('tasks', await positionAfter(session, big.id, (deepPage - 1) * pageSize));
   const cursorBeforeDeep = codec.encode('tasks', await positionAfter(session, big.id, (deepPage - 2) * pageSize));
+  // The same in backlog order (sort=rank), whose cursor is the rank of the last task shown.
+  const rankDeepCursor = codec.encodeKey('tasks_by_rank', await rankAt(session, big.id, (deepPage - 1) * pageSize));
+  const rankCursorBeforeDeep = codec.encodeKey('tasks_by_rank', await rankAt(session, big.id, (deepPage - 2) * pageSize));
+
+  // The big project's active sprint: its report and burndown rows, and the tasks patched in it.
+  const [activeSprint] = await session.query(
+    `SELECT s.id::text AS id,
+            (SELECT count(*)::int FROM tasks t WHERE t.sprint_id = s.id AND t.deleted_at IS NULL) AS scope,
+            (SELECT count(*)::int FROM sprint_ledger l WHERE l.sprint_id = s.id) AS "ledgerRows"
+       FROM sprints s WHERE s.project_id = $1::uuid AND s.status = 'active'`,
+    [big.id],
+  );
 
   const withDependencies = await ids(
     session,
     `SELECT DISTINCT d.task_id::text AS id FROM task_dependencies d WHERE d.project_id = $1::uuid ORDER BY 1 LIMIT 200`,
     [big.id],
   );
-  // Patched: root tasks from one end of the id order; trashed and restored: tasks without
-  // subtasks (DELETE would take the subtasks along) from the other end.
-  const patchable = await ids(
+  // Patched: root tasks from one end of the id order, one in four of the active sprint (its
+  // tasks change most, and those changes write the sprint ledger); trashed and restored: tasks
+  // without subtasks (DELETE would take the subtasks along) from the other end; moved: tasks from
+  // the middle of the id order (ids are md5 hashes: anywhere in the backlog order).
+  const roots = (inSprint, count) =>
+    ids(
+      session,
+      `SELECT id::text AS id FROM tasks t WHERE project_id = $1::uuid AND parent_id IS NULL AND deleted_at IS NULL
+          AND (sprint_id IS NOT DISTINCT FROM $2::uuid) = $3
+        ORDER BY id LIMIT $4`,
+      [big.id, activeSprint.id, inSprint, count],
+    );
+  const [sprintTasks, otherTasks] = [await roots(true, 500), await roots(false, 1500)];
+  // Three others, then one of the sprint's, and so on.
+  const patchable = [...sprintTasks.flatMap((id, i) => [...otherTasks.slice(3 * i, 3 * i + 3), id]), ...otherTasks.slice(3 * sprintTasks.length)];
+  const [{ live }] = await session.query(`SELECT count(*)::int AS live FROM tasks WHERE project_id = $1::uuid AND deleted_at IS NULL`, [big.id]);
+  const movable = await ids(
     session,
-    `SELECT id::text AS id FROM tasks t WHERE project_id = $1::uuid AND parent_id IS NULL AND deleted_at IS NULL
-      ORDER BY id LIMIT 2000`,
-    [big.id],
+    `SELECT id::text AS id FROM tasks WHERE project_id = $1::uuid AND deleted_at IS NULL ORDER BY id OFFSET $2 LIMIT 2000`,
+    [big.id, Math.max(0, Math.floor(live / 2) - 1000)],
   );
   const trashable = await ids(
     session,
@@ -91,9 +125,13 @@ async function readFixtures(session, { big, writer, hooked, pageSize = 50, deepP
     deepPage,
     deepCursor,
     cursorBeforeDeep,
+    rankDeepCursor,
+    rankCursorBeforeDeep,
+    activeSprint,
     withDependencies,
     patchable,
     trashable,
+    movable,
     writer: writerRefs,
     hooked: hookedRefs,
   };

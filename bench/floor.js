@@ -22,11 +22,12 @@
 // /api/v1/tasks/{id}, POST /api/v1/trash/{id}/restore) with the same database work as the
 // service's writes, one transaction each: the key, the references of the body or the rows the
 // write locks (one statement), then the change: its event numbers and its time taken on the
-// project's event_sequences row (one), the task and its labels written (one), its history
-// entry, its event and its webhook deliveries, read back as the API's JSON (one; see
-// RECORD_STATEMENT for how close to src/changes/change-log.service.ts), then COMMIT, these last
-// four sent together in one round trip as the service sends them (pg's pipeline mode). No
-// validation beyond what the bench sends, no idempotency, no framework.
+// project's event_sequences row (one), the task and its labels written (one; a new task's rank
+// from its event number, as the service computes it), its rows in the sprint ledger (one; see
+// LEDGER_STATEMENT), its history entry, its event and its webhook deliveries, read back as the
+// API's JSON (one; see RECORD_STATEMENT for how close to src/changes/change-log.service.ts), then
+// COMMIT, these last five sent together in one round trip as the service sends them (pg's
+// pipeline mode). No validation beyond what the bench sends, no idempotency, no framework.
 //
 // Run as its own process (like the service), so that it never shares an event loop with
 // the load generator: node bench/floor.js, with PORT and DATABASE_URL or DATA_DIR.
@@ -41,12 +42,12 @@ const iso = (column) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH2
 // A task as the list shows it (the service's TaskDto), key for key.
 const TASK_JSON = `json_build_object(
     'id', t.id, 'projectId', t.project_id, 'title', t.title, 'status', t.status, 'priority', t.priority,
-    'parentId', t.parent_id,
+    'parentId', t.parent_id, 'dueDate', to_char(t.due_date, 'YYYY-MM-DD'),
+    'completedAt', ${iso('t.completed_at')}, 'createdAt', ${iso('t.created_at')}, 'updatedAt', ${iso('t.updated_at')},
+    'estimate', t.estimate::float8, 'rank', t.rank,
     'assignee', CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('membershipId', a.id, 'name', a.name) END,
     'labels', COALESCE(lab.labels, '[]'::json),
     'sprint', CASE WHEN s.id IS NULL THEN NULL ELSE json_build_object('id', s.id, 'name', s.name, 'status', s.status) END,
-    'dueDate', to_char(t.due_date, 'YYYY-MM-DD'),
-    'completedAt', ${iso('t.completed_at')}, 'createdAt', ${iso('t.created_at')}, 'updatedAt', ${iso('t.updated_at')},
     'blocked', blk.task_id IS NOT NULL)`;
 
 /**
@@ -101,12 +102,12 @@ const REFS = (
     FROM task_dependencies d JOIN tasks o ON o.id = d.${other} WHERE d.${join} = t.id AND o.deleted_at IS NULL), '[]'::json)`;
 const taskView = (trash) => `json_build_object(
     'id', t.id, 'projectId', t.project_id, 'title', t.title,${trash ? '' : " 'description', t.description,"} 'status', t.status, 'priority', t.priority,
-    'parentId', t.parent_id,
+    'parentId', t.parent_id, 'dueDate', to_char(t.due_date, 'YYYY-MM-DD'),
+    'completedAt', ${iso('t.completed_at')}, 'createdAt', ${iso('t.created_at')}, 'updatedAt', ${iso('t.updated_at')},${trash ? ` 'deletedAt', ${iso('t.deleted_at')},` : ''}
+    'estimate', t.estimate::float8, 'rank', t.rank,
     'assignee', CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('membershipId', a.id, 'name', a.name) END,
     'labels', ${LABELS_OF('t')},
     'sprint', CASE WHEN s.id IS NULL THEN NULL ELSE json_build_object('id', s.id, 'name', s.name, 'status', s.status) END,
-    'dueDate', to_char(t.due_date, 'YYYY-MM-DD'),
-    'completedAt', ${iso('t.completed_at')}, 'createdAt', ${iso('t.created_at')}, 'updatedAt', ${iso('t.updated_at')},${trash ? ` 'deletedAt', ${iso('t.deleted_at')},` : ''}
     'blocked', ${BLOCKED}${trash ? '' : `, 'dependencies', json_build_object('blockedBy', ${REFS('task_id', 'blocked_by_id')}, 'blocks', ${REFS('blocked_by_id', 'task_id')})`})`;
 
 // The change, as src/changes/change-log.service.ts records it, sent with the COMMIT in one round
@@ -171,31 +172,54 @@ SELECT EXISTS (SELECT 1 FROM memberships WHERE id = $2::uuid AND project_id = $1
        (SELECT status::text FROM sprints WHERE id = $3::uuid AND project_id = $1::uuid FOR SHARE) AS sprint,
        (SELECT count(*)::int FROM labels WHERE id = ANY($4::uuid[]) AND project_id = $1::uuid) AS labels`;
 
+// A new task goes to the bottom of the backlog order: its rank from the number of its created
+// event, which the claim just took (src/tasks/task-ranks.ts: 2^62 + sequence x 2^32, 16 hex digits).
 const INSERT_STATEMENT = `
 WITH task AS (
-  INSERT INTO tasks (id, project_id, title, description, status, priority, assignee_id, sprint_id, due_date, completed_at, created_at, updated_at)
-  VALUES ($1::uuid, $2::uuid, $3, $4, $5::task_status, $6::task_priority, $7::uuid, $8::uuid, $9::date,
-          CASE WHEN $5 = 'done' THEN ${CHANGE_TIME} END, ${CHANGE_TIME}, ${CHANGE_TIME})
+  INSERT INTO tasks (id, project_id, title, description, status, priority, assignee_id, sprint_id, due_date, estimate, completed_at,
+                     created_at, updated_at, rank)
+  VALUES ($1::uuid, $2::uuid, $3, $4, $5::task_status, $6::task_priority, $7::uuid, $8::uuid, $9::date, $11::numeric,
+          CASE WHEN $5 = 'done' THEN ${CHANGE_TIME} END, ${CHANGE_TIME}, ${CHANGE_TIME},
+          lpad(to_hex(4611686018427387904 + (SELECT last_sequence FROM event_sequences WHERE project_id = $2::uuid) * 4294967296), 16, '0'))
   RETURNING id)
 INSERT INTO task_labels (project_id, task_id, label_id) SELECT $2::uuid, task.id, l FROM task, unnest($10::uuid[]) AS l`;
 
-const LOCK_STATEMENT = `SELECT title, priority::text FROM tasks WHERE id = $1::uuid AND project_id = $2::uuid AND deleted_at IS NULL FOR NO KEY UPDATE`;
+/**
+ * The sprint ledger (src/sprints/sprint-ledger.sql.ts), for what a create, patch, delete or
+ * restore can do: a row for each task of the change that is in the project's active sprint's
+ * scope (live, in the sprint) or was when the ledger last saw it, when that or its estimate or
+ * status changed. $1 project, $2 the task ids.
+ */
+const LEDGER_STATEMENT = `
+INSERT INTO sprint_ledger (project_id, sprint_id, task_id, kind, in_scope, estimate, status, title, at)
+SELECT $1::uuid, s.id, t.id, 'changed', scope.in_scope, t.estimate, t.status, t.title, ${CHANGE_TIME}
+  FROM sprints s
+  JOIN tasks t ON t.id = ANY($2::uuid[]) AND t.project_id = $1::uuid
+ CROSS JOIN LATERAL (SELECT t.deleted_at IS NULL AND t.sprint_id IS NOT DISTINCT FROM s.id AS in_scope) scope
+  LEFT JOIN LATERAL (SELECT l.in_scope, l.estimate, l.status FROM sprint_ledger l
+                      WHERE l.sprint_id = s.id AND l.task_id = t.id ORDER BY l.id DESC LIMIT 1) last ON true
+ WHERE s.project_id = $1::uuid AND s.status = 'active'
+   AND (scope.in_scope OR COALESCE(last.in_scope, false))
+   AND (last.in_scope IS DISTINCT FROM scope.in_scope OR last.estimate IS DISTINCT FROM t.estimate OR last.status IS DISTINCT FROM t.status)`;
+
+const LOCK_STATEMENT = `SELECT title, priority::text, estimate::float8 FROM tasks WHERE id = $1::uuid AND project_id = $2::uuid AND deleted_at IS NULL FOR NO KEY UPDATE`;
 
 /** The bench's write rows, with the database work of the service's writes (see the top of this file). */
 async function write(db, req, url, key, body) {
   const actor = `${key.name} (API)`;
-  // The change: its claim, its write, its record, with the COMMIT.
+  // The change: its claim, its write, its sprint ledger rows, its record, with the COMMIT.
   const record = async (tx, records, write) => {
     const answers = await tx.finish([
       { name: 'floor_claim', text: CLAIM_STATEMENT, values: [key.project_id, records.length] },
       write,
+      { name: 'floor_ledger', text: LEDGER_STATEMENT, values: [key.project_id, records.map((r) => r.task_id)] },
       {
         name: 'floor_record',
         text: RECORD_STATEMENT,
         values: [key.project_id, actor, JSON.stringify(records.map((r, i) => ({ ord: i + 1, ...r }))), records.map((r) => r.task_id), records.length],
       },
     ]);
-    return answers[2];
+    return answers[3];
   };
   const task = /^\/api\/v1\/tasks\/([0-9a-f-]{36})$/.exec(url.pathname);
   const restore = /^\/api\/v1\/trash\/([0-9a-f-]{36})\/restore$/.exec(url.pathname);
@@ -226,11 +250,12 @@ async function write(db, req, url, key, body) {
       ];
       const names = ['title', 'description', 'status', 'priority', 'assigneeId', 'sprintId', 'dueDate'];
       const changes = names.map((field, i) => ({ field, from: null, to: fields[i] })).filter((c) => c.to !== null);
+      if (body.estimate !== undefined && body.estimate !== null) changes.push({ field: 'estimate', from: null, to: body.estimate });
       if (labelIds.length) changes.push({ field: 'labelIds', from: [], to: labelIds });
       const [row] = await record(tx, [{ task_id: id, action: 'created', changes }], {
         name: 'floor_insert',
         text: INSERT_STATEMENT,
-        values: [id, key.project_id, ...fields, labelIds],
+        values: [id, key.project_id, ...fields, labelIds, body.estimate ?? null],
       });
       return { status: 201, body: { task: row.tasks[id] }, location: `/api/v1/tasks/${id}` };
     });
@@ -239,14 +264,18 @@ async function write(db, req, url, key, body) {
     return db.transaction(async (tx) => {
       const [current] = await tx.query({ name: 'floor_lock', text: LOCK_STATEMENT, values: [task[1], key.project_id] });
       if (!current) return { status: 404 };
-      const next = { title: body.title ?? current.title, priority: body.priority ?? current.priority };
-      const changes = ['title', 'priority']
+      const next = {
+        title: body.title ?? current.title,
+        priority: body.priority ?? current.priority,
+        estimate: body.estimate !== undefined ? body.estimate : current.estimate,
+      };
+      const changes = ['title', 'priority', 'estimate']
         .filter((field) => next[field] !== current[field])
         .map((field) => ({ field, from: current[field], to: next[field] }));
       const [row] = await record(tx, [{ task_id: task[1], action: 'updated', changes }], {
         name: 'floor_update',
-        text: `UPDATE tasks SET title = $2, priority = $3::task_priority, updated_at = ${CHANGE_TIME} WHERE id = $1::uuid`,
-        values: [task[1], next.title, next.priority],
+        text: `UPDATE tasks SET title = $2, priority = $3::task_priority, estimate = $4::numeric, updated_at = ${CHANGE_TIME} WHERE id = $1::uuid`,
+        values: [task[1], next.title, next.priority, next.estimate],
       });
       return { status: 200, body: { task: row.tasks[task[1]] } };
     });
@@ -452,5 +481,5 @@ module.exports = {
   listStatement,
   listRequest,
   // The statements of a create, for transaction-cost.js.
-  floorStatements: { REFERENCES_STATEMENT, CLAIM_STATEMENT, INSERT_STATEMENT, RECORD_STATEMENT },
+  floorStatements: { REFERENCES_STATEMENT, CLAIM_STATEMENT, INSERT_STATEMENT, LEDGER_STATEMENT, RECORD_STATEMENT },
 };

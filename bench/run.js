@@ -87,7 +87,9 @@ async function prepare(database, args) {
           (SELECT count(*)::int FROM tasks) AS tasks,
           (SELECT count(*)::int FROM tasks WHERE parent_id IS NOT NULL) AS subtasks,
           (SELECT count(*)::int FROM task_labels) AS "taskLabels",
-          (SELECT count(*)::int FROM task_dependencies) AS dependencies`);
+          (SELECT count(*)::int FROM task_dependencies) AS dependencies,
+          (SELECT count(*)::int FROM sprint_ledger) AS "ledgerRows",
+          (SELECT count(*)::int FROM sprints WHERE report IS NOT NULL) AS reports`);
       const [{ version }] = await session.query('SELECT version()');
       let explain = null;
       if (args.explain) {
@@ -132,8 +134,9 @@ async function measureRow(server, meter, scenario, args, results, key) {
   const result = await throughput(server.url, scenario, { connections, duration: args.duration });
   result.warmupOk = warmup.ok;
   const cpu = await meter.since(mark);
-  result.serverCpuMs = cpu.serverMs === null ? null : cpu.serverMs / result.requests;
-  result.dbCpuMs = cpu.dbMs === null ? null : cpu.dbMs / result.requests;
+  // (No answer in the row at all, when every request took longer than it: no CPU per request.)
+  result.serverCpuMs = cpu.serverMs === null || !result.requests ? null : cpu.serverMs / result.requests;
+  result.dbCpuMs = cpu.dbMs === null || !result.requests ? null : cpu.dbMs / result.requests;
   // Tasks per request of the bulk row.
   if (scenario.perRequest) result.itemsPerSecond = result.rps * scenario.perRequest;
   results[key] = result;
@@ -159,6 +162,8 @@ const WRITE_ROWS = ['create', 'patch', 'deleteRestore'];
 /** The lists right after a change, on the floor too, closed loop and at this many pairs/s. */
 const AFTER_CHANGE_ROWS = ['patchList', 'patchListFiltered'];
 const AFTER_CHANGE_RATE = 50;
+/** The sprint report at a fixed rate: a few people opening it at once, not a poll. */
+const REPORT_RATE = 10;
 
 const wanted = (args, key) => !args.only || args.only.has(key);
 
@@ -222,11 +227,26 @@ async function checkAnswers(service, rows, floorAnswers, fixtures) {
     }
     if (answer.status === 200 && !answer.body.tasks.length) problems.push(`${rows[key].name}: empty page`);
   }
-  const before = await fetchJson(service.url, rows.listBeforeDeep, rows.listBeforeDeep.steps[0]({}));
-  if (before.body?.nextCursor !== fixtures.deepCursor) {
-    problems.push(
-      `the service's cursor after page ${fixtures.deepPage - 1} is not the one the harness signed: ${JSON.stringify(before.body?.nextCursor)}`,
-    );
+  for (const [key, cursor, order] of [
+    ['listBeforeDeep', fixtures.deepCursor, ''],
+    ['listRankBeforeDeep', fixtures.rankDeepCursor, ' (sort=rank)'],
+  ]) {
+    const before = await fetchJson(service.url, rows[key], rows[key].steps[0]({}));
+    if (before.body?.nextCursor !== cursor) {
+      problems.push(
+        `the service's cursor after page ${fixtures.deepPage - 1}${order} is not the one the harness signed: ${JSON.stringify(before.body?.nextCursor)}`,
+      );
+    }
+  }
+  for (const key of ['listRank', 'listRankDeep']) {
+    const answer = await fetchJson(service.url, rows[key], rows[key].steps[0]({}));
+    const ranks = answer.body?.tasks?.map((task) => task.rank) ?? [];
+    if (
+      answer.status !== 200 ||
+      ranks.length !== 50 ||
+      ranks.some((rank, i) => i > 0 && !(Buffer.compare(Buffer.from(ranks[i - 1]), Buffer.from(rank)) < 0))
+    )
+      problems.push(`${rows[key].name}: answered ${answer.status} with ${ranks.length} tasks, not 50 in rank order: ${answer.text.slice(0, 300)}`);
   }
   return problems;
 }
@@ -242,7 +262,14 @@ const SERVICE_ROWS = [
   { key: 'listDefault', fixedRate: 200 },
   { key: 'listFiltered', fixedRate: 200 },
   { key: 'listDeep', fixedRate: 200 },
+  { key: 'listRank' },
+  { key: 'listRankDeep' },
   { key: 'detail' },
+  // The sprint reports read the seeded ledger, before any write adds to it.
+  { key: 'sprintReport' },
+  { key: 'sprintReport', fixedRate: REPORT_RATE },
+  { key: 'velocity' },
+  { key: 'sprintBurndown' },
   // The creates side by side, so that their CPU per request compares well.
   { key: 'create' },
   { key: 'create', fixedRate: 100 },
@@ -258,6 +285,7 @@ const SERVICE_ROWS = [
   { key: 'patchList', fixedRate: AFTER_CHANGE_RATE },
   { key: 'patchListFiltered' },
   { key: 'patchListFiltered', fixedRate: AFTER_CHANGE_RATE },
+  { key: 'move' },
   { key: 'deleteRestore' },
 ];
 

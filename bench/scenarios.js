@@ -13,12 +13,20 @@ const { randomBytes } = require('node:crypto');
 const { fetchJson } = require('./load');
 
 const PRIORITIES = ['urgent', 'high', 'medium', 'low', 'none'];
+/** The estimates the patch row cycles through (seven: a task patched again gets another one, mostly). */
+const ESTIMATES = [1, 2, 3, 5, 8, 13, 0.5];
 /** Tasks per request of the bulk create row (the most POST /api/v1/tasks/bulk takes). */
 const BULK_SIZE = 100;
 /** Connections of the bulk create row. */
 const BULK_CONNECTIONS = 4;
 /** Events per read of the feed row. */
 const FEED_LIMIT = 100;
+/**
+ * Connections of the sprint report rows: a few people opening reports at once, not a crowd (32
+ * reports queued at once would each wait for the others, and keep the database busy into the
+ * next row after the row stops sending).
+ */
+const REPORT_CONNECTIONS = 4;
 
 /** A create body (with assignee, 2 labels, sprint, due date) in the project of `refs` (fixtures.js createReferences). */
 function createBody(refs, n) {
@@ -42,7 +50,10 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
   const filtered = `/api/v1/tasks?status=todo,in_progress&assigneeId=${fixtures.assigneeId}&q=${fixtures.searchWord}`;
   // Idempotency keys differ from one run (and one server) to the next.
   const run = randomBytes(4).toString('hex');
+  const count = (n) => n.toLocaleString('en-US');
+  const sprint = fixtures.activeSprint;
   let detailCount = 0;
+  let moveCount = 0;
   let createCount = 0;
   let patchCount = 0;
   let bulkCount = 0;
@@ -62,6 +73,9 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
   // restored, so that no two connections ever hold the same task.
   const pool = [...fixtures.trashable];
   const taken = new Set();
+  // move: each iteration takes two tasks out of this pool (the one moved, the one it is placed
+  // against) and puts them back when answered, so that no two requests in flight share a task.
+  const movable = [...fixtures.movable];
 
   return {
     listDefault: { name: 'list, default page', headers: big, steps: [() => ({ method: 'GET', path: '/api/v1/tasks' })] },
@@ -80,6 +94,48 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
       name: 'page before the deep one',
       headers: big,
       steps: [() => ({ method: 'GET', path: `/api/v1/tasks?limit=50&cursor=${fixtures.cursorBeforeDeep}` })],
+    },
+    // The backlog order (issue 26): its first page, and a deep one by its keyset cursor (a rank).
+    listRank: { name: 'list, sort=rank default page', headers: big, steps: [() => ({ method: 'GET', path: '/api/v1/tasks?sort=rank' })] },
+    listRankDeep: {
+      name: `list, sort=rank page ${fixtures.deepPage} by cursor`,
+      headers: big,
+      steps: [() => ({ method: 'GET', path: `/api/v1/tasks?sort=rank&limit=50&cursor=${fixtures.rankDeepCursor}` })],
+    },
+    listRankBeforeDeep: {
+      name: 'sort=rank page before the deep one',
+      headers: big,
+      steps: [() => ({ method: 'GET', path: `/api/v1/tasks?sort=rank&limit=50&cursor=${fixtures.rankCursorBeforeDeep}` })],
+    },
+    // Sprint reports (issue 26), of the big project's active sprint: computed from its ledger at each request.
+    sprintReport: {
+      name: `sprint report, ${count(sprint.scope)} tasks, ${count(sprint.ledgerRows)} ledger rows`,
+      headers: big,
+      connections: REPORT_CONNECTIONS,
+      steps: [() => ({ method: 'GET', path: `/api/v1/sprints/${sprint.id}/report` })],
+      async prepare(baseUrl) {
+        const answer = await fetchJson(baseUrl, this, this.steps[0]());
+        const scope = answer.body?.report?.scope?.tasks;
+        if (answer.status !== 200 || scope !== sprint.scope)
+          throw new Error(`the report answered ${answer.status} with a scope of ${scope} tasks, not ${sprint.scope}: ${answer.text.slice(0, 300)}`);
+      },
+    },
+    sprintBurndown: {
+      name: 'sprint burndown, the same sprint',
+      headers: big,
+      connections: REPORT_CONNECTIONS,
+      steps: [() => ({ method: 'GET', path: `/api/v1/sprints/${sprint.id}/burndown` })],
+    },
+    velocity: {
+      name: 'velocity, last 6 closed sprints',
+      headers: big,
+      connections: REPORT_CONNECTIONS,
+      steps: [() => ({ method: 'GET', path: '/api/v1/reports/velocity' })],
+      async prepare(baseUrl) {
+        const answer = await fetchJson(baseUrl, this, this.steps[0]());
+        if (answer.status !== 200 || answer.body?.sprints?.length !== 6)
+          throw new Error(`velocity answered ${answer.status} with ${answer.body?.sprints?.length} sprints, not 6: ${answer.text.slice(0, 300)}`);
+      },
     },
     detail: {
       name: 'detail, task with dependencies',
@@ -198,17 +254,35 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
         }
       },
     },
+    // One task in four of the active sprint, whose re-estimates write the sprint ledger.
     patch: {
-      name: 'patch (title + priority)',
+      name: 'patch (title + priority + estimate)',
       headers: big,
       steps: [
         () => {
           const n = patchCount++;
           const id = fixtures.patchable[n % fixtures.patchable.length];
           // A new title every time, so every patch writes (and records history).
-          return { method: 'PATCH', path: `/api/v1/tasks/${id}`, body: { title: `Bench patch ${n}`, priority: PRIORITIES[n % PRIORITIES.length] } };
+          const body = { title: `Bench patch ${n}`, priority: PRIORITIES[n % PRIORITIES.length], estimate: ESTIMATES[n % ESTIMATES.length] };
+          return { method: 'PATCH', path: `/api/v1/tasks/${id}`, body };
         },
       ],
+    },
+    // A backlog move: a task placed right before or after another, both anywhere in the order.
+    move: {
+      name: 'move (a task before or after another)',
+      headers: big,
+      steps: [
+        (ctx) => {
+          const n = moveCount++;
+          [ctx.task, ctx.anchor] = [movable.shift(), movable.shift()];
+          const body = n % 2 === 0 ? { before: ctx.anchor } : { after: ctx.anchor };
+          return { method: 'POST', path: `/api/v1/tasks/${ctx.task}/move`, body };
+        },
+      ],
+      done(ctx) {
+        movable.push(ctx.anchor, ctx.task);
+      },
     },
     // The list when the service cannot reuse anything: each iteration changes a task of the
     // project, then reads the default page, which must then be read and counted again.

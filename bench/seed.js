@@ -10,12 +10,26 @@
 // few seconds on PostgreSQL, instead of one HTTP call per task.
 
 const { createHash, randomBytes } = require('node:crypto');
+const { replaySprints } = require('./sprint-replay');
 
 const MEMBERS = 20;
 const LABELS = 30;
 const SPRINTS = 50;
 /** The sprint that is active today; the ones before it are closed, the ones after planned. */
 const ACTIVE_SPRINT = 40;
+/** Tasks in the big project's active sprint, whatever its size: the sprint report row reads them (sprint-replay.js). */
+const ACTIVE_SCOPE = 1000;
+/**
+ * The closed sprints with a ledger and a frozen report: the last REPORTED_SPRINTS before the active
+ * one. The earlier ones were closed before the service kept a ledger (as in a database that went
+ * through migration sprint_ledger): no report, no activatedAt and closedAt, and velocity skips them.
+ */
+const REPORTED_SPRINTS = 12;
+/** Estimates as teams give them (Fibonacci-like points), some repeated: the common ones weigh more. */
+const ESTIMATES = [1, 2, 3, 5, 8, 13, 0.5, 1, 2, 3, 5, 3];
+/** Ranks as src/tasks/task-ranks.ts writes them: 16 hex digits; creates start at 2^62, spaced 2^32. */
+const RANK_BASE = '4611686018427387904';
+const RANK_GAP = '4294967296';
 const PERMISSIONS = ['tasks:create', 'tasks:edit', 'tasks:delete', 'sprints:manage', 'webhooks:manage'];
 
 const MEMBER_NAMES = [
@@ -117,6 +131,10 @@ const sqlArray = (values) => `ARRAY[${values.map(sqlText).join(', ')}]`;
 function projectScript(p, n, key) {
   const id = (kind, i) => `md5('bench:${p}:${kind}:' || (${i}))::uuid`;
   const h = (salt) => `(abs(hashint8extended(g.i, ${p * 100 + salt})) % 1000000)::int`;
+  const hi = (salt) => h(salt).replace('g.i', 'i');
+  const moved = `${hi(22)} % 5 = 0`;
+  // Every activeStep-th task is in the active sprint: ACTIVE_SCOPE of them in the big project, about 1.25 % in the others.
+  const activeStep = p === 0 ? Math.max(10, Math.floor(n / ACTIVE_SCOPE)) : 80;
   // Created over the past year, oldest first; every 200th task shares the timestamp of the
   // one before it (equal created_at values happen, and the keyset must order them by id).
   const k = `(g.i - (g.i % 200 = 0)::int)`;
@@ -136,20 +154,31 @@ SELECT ${id('label', 'l')}, ${id('project', 0)}, (${sqlArray(LABEL_NAMES)})[l], 
   FROM generate_series(1, ${LABELS}) l;
 
 -- Two-week sprints: ${ACTIVE_SPRINT - 1} closed, sprint ${ACTIVE_SPRINT} active (it holds today), the rest planned.
-INSERT INTO sprints (id, project_id, name, goal, status, start_date, end_date, created_at, updated_at)
+-- The app activated each at 09:00 on its first day and closed it at 17:00 on its last (Madrid),
+-- as the last ${REPORTED_SPRINTS} closed and the active one record it; the earlier ones were closed
+-- before the ledger existed. Their reports are frozen by sprint-replay.js.
+INSERT INTO sprints (id, project_id, name, goal, status, start_date, end_date, created_at, updated_at, activated_at, closed_at)
 SELECT ${id('sprint', 's')}, ${id('project', 0)}, 'Sprint ' || s, CASE WHEN s % 3 = 0 THEN 'Ship the ' || s || 'th increment' END,
        (CASE WHEN s < ${ACTIVE_SPRINT} THEN 'closed' WHEN s = ${ACTIVE_SPRINT} THEN 'active' ELSE 'planned' END)::sprint_status,
        current_date + (s - ${ACTIVE_SPRINT}) * 14 - 3, current_date + (s - ${ACTIVE_SPRINT}) * 14 + 10,
-       now() - interval '400 days' + s * interval '7 days', now() - interval '400 days' + s * interval '7 days'
+       now() - interval '400 days' + s * interval '7 days', now() - interval '400 days' + s * interval '7 days',
+       CASE WHEN s BETWEEN ${ACTIVE_SPRINT - REPORTED_SPRINTS} AND ${ACTIVE_SPRINT}
+            THEN ((current_date + (s - ${ACTIVE_SPRINT}) * 14 - 3) + time '09:00') AT TIME ZONE 'Europe/Madrid' END,
+       CASE WHEN s BETWEEN ${ACTIVE_SPRINT - REPORTED_SPRINTS} AND ${ACTIVE_SPRINT - 1}
+            THEN ((current_date + (s - ${ACTIVE_SPRINT}) * 14 + 10) + time '17:00') AT TIME ZONE 'Europe/Madrid' END
   FROM generate_series(1, ${SPRINTS}) s;
 
 INSERT INTO api_keys (project_id, name, prefix, secret_hash, permissions, created_at)
 VALUES (${id('project', 0)}, 'Bench key', ${sqlText(key.prefix)}, ${sqlText(key.secretHash)}, ${sqlArray(PERMISSIONS)}::text[], now() - interval '1 day');
 
 -- Tasks. Task i is a subtask when i % 10 = 5 (10 %); its parent is an earlier task with
--- i % 10 = 4, never a subtask itself (subtasks have one level only).
+-- i % 10 = 4, never a subtask itself (subtasks have one level only). The active sprint holds the
+-- tasks with i % ${activeStep} = 7 (${Math.floor(n / activeStep)}); 60 % of the others are in one of the other sprints.
+-- The backlog order (rank): creation order, oldest at the top, but for one task in five, moved
+-- since to a place nearer the top, in a gap narrower than a create leaves (2^32 halved 0 to 19
+-- times), as moves leave them; below 2^62, where the ranks of new tasks start.
 INSERT INTO tasks (id, project_id, title, description, status, priority, parent_id, assignee_id, sprint_id,
-                   due_date, completed_at, created_at, updated_at)
+                   due_date, completed_at, created_at, updated_at, estimate, rank)
 SELECT ${id('task', 'g.i')}, ${id('project', 0)},
        (${sqlArray(VERBS)})[1 + ${h(1)} % ${VERBS.length}] || ' ' || (${sqlArray(OBJECTS)})[1 + ${h(2)} % ${OBJECTS.length}] || ' ' || g.i,
        CASE WHEN ${h(3)} % 2 = 0 THEN 'Steps to reproduce: open the page, do the thing, see the result. '
@@ -159,11 +188,14 @@ SELECT ${id('task', 'g.i')}, ${id('project', 0)},
              WHEN ${h(4)} % 100 < 85 THEN 'low' ELSE 'none' END)::task_priority,
        CASE WHEN g.i % 10 = 5 THEN ${id('task', `CASE WHEN g.i - 1 - 10 * (${h(5)} % 20) >= 1 THEN g.i - 1 - 10 * (${h(5)} % 20) ELSE g.i - 1 END`)} END,
        CASE WHEN ${h(6)} % 100 < 85 THEN ${id('member', `1 + ${h(7)} % ${MEMBERS}`)} END,
-       CASE WHEN ${h(8)} % 100 < 60 THEN ${id('sprint', `1 + ${h(9)} % ${SPRINTS}`)} END,
+       CASE WHEN g.i % ${activeStep} = 7 THEN ${id('sprint', ACTIVE_SPRINT)}
+            WHEN ${h(8)} % 100 < 60 THEN ${id('sprint', `1 + ${h(9)} % ${SPRINTS - 1} + (1 + ${h(9)} % ${SPRINTS - 1} >= ${ACTIVE_SPRINT})::int`)} END,
        CASE WHEN ${h(10)} % 100 < 70 THEN current_date - 180 + (${h(11)} % 365)::int END,
        CASE WHEN g.status = 'done' THEN g.created_at + (1 + ${h(12)} % 2000) * interval '1 hour' END,
        g.created_at,
-       g.created_at + (${h(13)} % 3000) * interval '1 hour' * (g.status <> 'backlog')::int
+       g.created_at + (${h(13)} % 3000) * interval '1 hour' * (g.status <> 'backlog')::int,
+       CASE WHEN ${h(18)} % 100 < 70 THEN (ARRAY[${ESTIMATES.join(', ')}])[1 + ${h(19)} % ${ESTIMATES.length}] END,
+       lpad(to_hex((${RANK_BASE} - sum(g.gap) OVER (ORDER BY g.place DESC, g.i DESC))::bigint), 16, '0')
   FROM (SELECT i, ${createdAt.replace(/g\.i/g, 'i')} AS created_at,
                CASE WHEN abs(hashint8extended(i, ${p * 100})) % 100 < 20 THEN 'backlog'
                     WHEN abs(hashint8extended(i, ${p * 100})) % 100 < 25 THEN 'planning'
@@ -171,7 +203,10 @@ SELECT ${id('task', 'g.i')}, ${id('project', 0)},
                     WHEN abs(hashint8extended(i, ${p * 100})) % 100 < 60 THEN 'in_progress'
                     WHEN abs(hashint8extended(i, ${p * 100})) % 100 < 65 THEN 'in_review'
                     WHEN abs(hashint8extended(i, ${p * 100})) % 100 < 95 THEN 'done'
-                    ELSE 'cancelled' END AS status
+                    ELSE 'cancelled' END AS status,
+               -- Its place in the order from the top (moved: nearer the top, more often than not), and its gap.
+               CASE WHEN ${moved} THEN ${n} * power(${hi(20)} / 1000000.0, 2) ELSE i END AS place,
+               CASE WHEN ${moved} THEN ${RANK_GAP}::bigint >> (${hi(21)} % 20) ELSE ${RANK_GAP}::bigint END AS gap
           FROM generate_series(1, ${n}) i) g;
 
 -- 0 to 3 labels per task (a quarter each), distinct: (base + 7j) mod 30 for j < count.
@@ -210,7 +245,26 @@ const switchTriggers = (state) => SEED_TRIGGERS.map(({ table, trigger }) => `ALT
  * whole table on each as it grows (measured: a create with Idempotency-Key read 4 600 stored
  * answers twice, 1.65 x the CPU of a create instead of 1.12 x).
  */
-const SEEDED_TABLES = ['projects', 'memberships', 'labels', 'sprints', 'api_keys', 'tasks', 'task_labels', 'task_dependencies', 'history_entries'];
+const SEEDED_TABLES = [
+  'projects',
+  'memberships',
+  'labels',
+  'sprints',
+  'api_keys',
+  'tasks',
+  'task_labels',
+  'task_dependencies',
+  'history_entries',
+  'sprint_ledger',
+];
+
+/** The id the seed gives a row (as md5(...)::uuid in projectScript). */
+function seededId(p, kind, i) {
+  return createHash('md5')
+    .update(`bench:${p}:${kind}:${i}`)
+    .digest('hex')
+    .replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
+}
 
 /**
  * Seeds the big project (index 0) and the small ones through `session` (SqlSession of
@@ -228,7 +282,14 @@ ${switchTriggers('DISABLE')}
 ${projectScript(p, p === 0 ? bigTasks : smallTasks, key)}
 ${switchTriggers('ENABLE')}
 COMMIT;`);
-    const [{ id }] = await session.query(`SELECT md5('bench:${p}:project:' || 0)::uuid::text AS id`);
+    const id = seededId(p, 'project', 0);
+    // The ledger of the active sprint and of the last closed ones, and the closed ones' reports.
+    await replaySprints(session, {
+      projectId: id,
+      sprintId: (s) => seededId(p, 'sprint', s),
+      first: ACTIVE_SPRINT - REPORTED_SPRINTS,
+      active: ACTIVE_SPRINT,
+    });
     projects.push({ index: p, id, key: key.secret, tasks: p === 0 ? bigTasks : smallTasks });
   }
   // Not in a transaction block: VACUUM refuses to run inside one.

@@ -4,8 +4,8 @@
 // What a write transaction costs the Node process through each way to the database: Prisma's
 // interactive $transaction with $queryRawUnsafe, against the driver's own transaction
 // (DatabaseEngine.transaction, which PrismaService.write uses). The same work both ways: the
-// statements of a create as bench/floor.js runs them (references, task and labels, event
-// numbers, history + event + outbox + the task's JSON), on a small seeded project. This is the
+// statements of a create as bench/floor.js runs them (references, event numbers, task and
+// labels, sprint ledger, history + event + outbox + the task's JSON), on a small seeded project. This is the
 // measured reason the service's writes go around Prisma (README, Performance).
 //
 // One process, one transaction at a time, so the CPU time per transaction is the client's own
@@ -36,7 +36,7 @@ async function main() {
       const [first] = await seed(session, { bigTasks: 1000, smallProjects: 0, smallTasks: 0 });
       const [row] = await session.query(
         `SELECT (SELECT id FROM memberships WHERE project_id = $1 LIMIT 1) AS member,
-                (SELECT id FROM sprints WHERE project_id = $1 AND status <> 'closed' LIMIT 1) AS sprint,
+                (SELECT id FROM sprints WHERE project_id = $1 AND status = 'active') AS sprint,
                 (SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM labels WHERE project_id = $1 ORDER BY id LIMIT 2) l) AS labels`,
         [first.id],
       );
@@ -102,7 +102,9 @@ function createWork(project) {
       project.sprint,
       '2027-03-15',
       labels,
+      3,
     ]);
+    await query(floorStatements.LEDGER_STATEMENT, [project.id, [id]]);
     const records = [{ ord: 1, task_id: id, action: 'created', changes: [{ field: 'title', from: null, to: 'Timed task' }] }];
     await query(floorStatements.RECORD_STATEMENT, [project.id, 'Bench (API)', JSON.stringify(records), [id], 1]);
   };
