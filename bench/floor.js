@@ -373,7 +373,7 @@ async function openDatabase(env) {
     // As many connections as the service's pool (src/database/database-engine.ts).
     // UTC as a startup parameter, as the service does: a SET on connect would race the first query.
     // pipeline: the last statements and the COMMIT go out together (finish), as the service sends them.
-    const pool = new Pool({ connectionString: env.DATABASE_URL, max: 10, options: '-c TimeZone=UTC', pipeline: true });
+    const pool = new Pool({ connectionString: env.DATABASE_URL, max: 10, options: '-c TimeZone=UTC -c jit=off', pipeline: true });
     return {
       query: async (statement) => (await pool.query(statement)).rows,
       async transaction(work) {

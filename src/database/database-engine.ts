@@ -127,7 +127,7 @@ const POOL_MAX = 10;
  * while PostgreSQL is unreachable requests fail fast instead of queueing for ever.
  */
 const POOL_CONNECTION_TIMEOUT_MS = 5_000;
-const SESSION_OPTIONS = '-c TimeZone=UTC -c idle_in_transaction_session_timeout=15s';
+const SESSION_OPTIONS = '-c TimeZone=UTC -c idle_in_transaction_session_timeout=15s -c jit=off';
 
 export async function openDatabase(options: { databaseUrl: string | null; dataDir: string }): Promise<DatabaseEngine> {
   return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
@@ -138,8 +138,10 @@ function openPostgres(connectionString: string): DatabaseEngine {
   // Startup parameters of every session: adapter-pg sends instants as text without an offset,
   // which PostgreSQL reads in the session's time zone, so every session runs in UTC, whatever
   // the server's default; and a transaction left open by a bug must not hold its locks for
-  // ever, so the server ends it. (Startup parameters, not a SET on connect: that SET would
-  // race the first query the new connection is given.)
+  // ever, so the server ends it; and no JIT compilation: every statement here is short, and a
+  // plan costed high by a guess (a burndown's generate_series) spent 0.4 to 1 s compiling at
+  // each request. (Startup parameters, not a SET on connect: that SET would race the first
+  // query the new connection is given.)
   // pipeline: a write's last statements go out together (DriverTransaction.pipeline); a
   // connection used one statement at a time behaves as without it, as long as no query asks
   // for what pg's pipeline mode refuses (the `rows` option, cursors, streams: none here) or sets

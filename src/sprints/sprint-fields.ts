@@ -33,10 +33,11 @@ export const SPRINT_FIELDS = {
   endDate: { column: 'end_date', kind: calendarDate(), nullable: true, write: { default: null }, shown: 'list' },
   createdAt: { column: 'created_at', kind: instant(), shown: 'list' },
   updatedAt: { column: 'updated_at', kind: instant() },
-  // Shown by the sprint's report (src/sprints/sprint-reports.sql.ts), written by the app's activation and close.
+  // Shown by the sprint's report and velocity (src/sprints/sprint-ledger.sql.ts), written by the app's activation and close.
   activatedAt: { column: 'activated_at', kind: instant(), nullable: true },
   closedAt: { column: 'closed_at', kind: instant(), nullable: true },
   report: { column: 'report', kind: json(), nullable: true },
+  closedTallies: { column: 'closed_tallies', kind: json(), nullable: true },
 } as const satisfies TableOf<Sprint>;
 
 /** The SQL derived from SPRINT_FIELDS, on the sprint row `s`. */

@@ -6,18 +6,21 @@ import { Prisma } from '../generated/prisma/client';
 /**
  * The sprint ledger and what reads it (decisions.md section 19).
  *
- * The ledger (`sprint_ledger`) holds, for the project's active sprint, the state of each task of
- * its scope each time that state changes: whether the task is in the scope (live and in the
- * sprint), its estimate, its status and its title, at the change's time. At activation, one
- * `committed` row per task in the scope; after it, one `changed` row whenever a task enters or
- * leaves the scope, is re-estimated or changes status while in it; at close, the open tasks the
- * close moves out leave with `carried_over`. ChangeLog.record writes these rows in the change's
- * own transaction, after the change's writes (`sprintLedger`), and at a close the frozen report
- * (`freezeReport`), which the `sprint.closed` event then carries.
- *
- * Reports (`reportSql`) and burndowns (`burndownSql`) are computed from the ledger alone, plus the
- * tasks' current titles and ranks: nothing replays history. A closed sprint's report is the one
- * frozen at its close; its burndown reads ledger rows that no later change adds to.
+ * Two tables, written together by one statement in each change's own transaction
+ * (ChangeLog.record sends `sprintLedger` after the change's writes):
+ * - `sprint_ledger`, the timeline: for the project's active sprint, the state of each task of its
+ *   scope each time that state changes (in the scope or not, estimate, status, title, at the
+ *   change's time). At activation one `committed` row per task in the scope; after it one
+ *   `changed` row whenever a task enters or leaves the scope, is re-estimated or changes status
+ *   while in it; at close, the open tasks the close moves out leave with `carried_over`.
+ *   Burndowns (`burndownSql`) read it, day by day.
+ * - `sprint_scope`, one row per task that was ever in the scope since activation: what each
+ *   ledger row changes of the task's standing (committed and its estimate then, entered later and
+ *   its estimate at its last entry, its estimate at its last exit, its re-estimates while in the
+ *   scope, its last state). Reports (`reportSql`) read it: a report costs one row per task, not a
+ *   pass over the timeline (a sprint of 1 000 tasks may have ten times as many ledger rows).
+ * At a close the report is frozen (`freezeReport`) and the `sprint.closed` event carries it.
+ * Nothing replays history; a closed sprint's report and burndown read rows no later change adds to.
  */
 
 /**
@@ -31,43 +34,79 @@ export function sprintLedger(change: Change): Prisma.Sql[] {
   const [activated, closed] = [sprintsThat('activated'), sprintsThat('closed')];
   if (taskIds.length === 0 && activated.length === 0 && closed.length === 0) return [];
   const project = Prisma.sql`${change.projectId}::uuid`;
-  const rows = Prisma.sql`
-    WITH tracked AS (
-      -- The project's active sprint, or the one this change closes (its open tasks leave with the close).
-      SELECT s.id, s.id = ANY(${closed}::uuid[]) AS closing FROM sprints s
-       WHERE s.project_id = ${project} AND (s.status = 'active' OR s.id = ANY(${closed}::uuid[]))
-         AND NOT s.id = ANY(${activated}::uuid[])
-    ),
-    committed AS (
-      INSERT INTO sprint_ledger (project_id, sprint_id, task_id, kind, in_scope, estimate, status, title, at)
-      SELECT t.project_id, t.sprint_id, t.id, 'committed', true, t.estimate, t.status, t.title, ${CHANGE_TIME}
-        FROM tasks t WHERE t.project_id = ${project} AND t.sprint_id = ANY(${activated}::uuid[]) AND t.deleted_at IS NULL
-    ),
-    state AS (
-      SELECT tr.id AS sprint_id, tr.closing, x.id AS task_id, t.id IS NOT NULL AS still_there,
-             COALESCE(t.deleted_at IS NULL AND t.sprint_id = tr.id, false) AS in_scope, t.estimate, t.status, t.title,
-             last.in_scope AS was_in, last.estimate AS was_estimate, last.status AS was_status, last.title AS was_title
-        FROM tracked tr
-       CROSS JOIN unnest(${taskIds}::uuid[]) AS x(id)
-        LEFT JOIN tasks t ON t.id = x.id AND t.project_id = ${project}
-        LEFT JOIN LATERAL (
-          SELECT l.in_scope, l.estimate, l.status, l.title FROM sprint_ledger l
-           WHERE l.sprint_id = tr.id AND l.task_id = x.id ORDER BY l.id DESC LIMIT 1
-        ) last ON true
-    )
-    INSERT INTO sprint_ledger (project_id, sprint_id, task_id, kind, in_scope, carried_over, estimate, status, title, at)
-    SELECT ${project}, s.sprint_id, s.task_id, 'changed', s.in_scope, s.closing AND NOT s.in_scope,
-           CASE WHEN s.still_there THEN s.estimate ELSE s.was_estimate END, COALESCE(s.status, s.was_status),
-           COALESCE(s.title, s.was_title), ${CHANGE_TIME}
-      FROM state s
-     WHERE (s.in_scope OR COALESCE(s.was_in, false))
-       AND (s.was_in IS NULL OR s.in_scope <> s.was_in OR s.estimate IS DISTINCT FROM s.was_estimate OR s.status IS DISTINCT FROM s.was_status)`;
-  return [rows, ...closed.map((sprintId) => freezeReport(change.projectId, sprintId))];
+  // At activation: the scope as it stands, committed.
+  const commit =
+    activated.length === 0
+      ? []
+      : [
+          Prisma.sql`
+            WITH scope AS (
+              SELECT t.sprint_id, t.id, t.estimate, t.status, t.title FROM tasks t
+               WHERE t.project_id = ${project} AND t.sprint_id = ANY(${activated}::uuid[]) AND t.deleted_at IS NULL
+            ),
+            timeline AS (
+              INSERT INTO sprint_ledger (project_id, sprint_id, task_id, kind, in_scope, estimate, status, title, at)
+              SELECT ${project}, c.sprint_id, c.id, 'committed', true, c.estimate, c.status, c.title, ${CHANGE_TIME} FROM scope c
+            )
+            INSERT INTO sprint_scope (sprint_id, task_id, project_id, committed, committed_estimate, in_scope, estimate, status, title)
+            SELECT c.sprint_id, c.id, ${project}, true, c.estimate, true, c.estimate, c.status, c.title FROM scope c`,
+        ];
+  // After it: each task of the change whose standing in the active sprint (or the one it closes) moved.
+  const follow =
+    taskIds.length === 0
+      ? []
+      : [
+          Prisma.sql`
+            WITH tracked AS (
+              -- The project's active sprint, or the one this change closes (its open tasks leave with the close).
+              SELECT s.id, s.id = ANY(${closed}::uuid[]) AS closing FROM sprints s
+               WHERE s.project_id = ${project} AND (s.status = 'active' OR s.id = ANY(${closed}::uuid[]))
+                 AND NOT s.id = ANY(${activated}::uuid[])
+            ),
+            state AS (
+              SELECT tr.id AS sprint_id, x.id AS task_id,
+                     COALESCE(t.deleted_at IS NULL AND t.sprint_id = tr.id, false) AS in_scope,
+                     tr.closing AND NOT COALESCE(t.deleted_at IS NULL AND t.sprint_id = tr.id, false) AS carried_over,
+                     -- A task destroyed by the change keeps its last known state.
+                     CASE WHEN t.id IS NULL THEN was.estimate ELSE t.estimate END AS estimate,
+                     COALESCE(t.status, was.status) AS status, COALESCE(t.title, was.title) AS title,
+                     was.in_scope AS was_in, was.estimate AS was_estimate, was.status AS was_status
+                FROM tracked tr
+               CROSS JOIN unnest(${taskIds}::uuid[]) AS x(id)
+                LEFT JOIN tasks t ON t.id = x.id AND t.project_id = ${project}
+                LEFT JOIN sprint_scope was ON was.sprint_id = tr.id AND was.task_id = x.id
+            ),
+            moved AS (
+              SELECT * FROM state s
+               WHERE (s.in_scope OR COALESCE(s.was_in, false))
+                 AND (s.was_in IS NULL OR s.in_scope <> s.was_in OR s.estimate IS DISTINCT FROM s.was_estimate OR s.status IS DISTINCT FROM s.was_status)
+            ),
+            timeline AS (
+              INSERT INTO sprint_ledger (project_id, sprint_id, task_id, kind, in_scope, carried_over, estimate, status, title, at)
+              SELECT ${project}, m.sprint_id, m.task_id, 'changed', m.in_scope, m.carried_over, m.estimate, m.status, m.title, ${CHANGE_TIME}
+                FROM moved m
+            )
+            INSERT INTO sprint_scope AS c (sprint_id, task_id, project_id, entered, entered_estimate, in_scope, carried_over, estimate, status, title)
+            SELECT m.sprint_id, m.task_id, ${project}, m.in_scope, CASE WHEN m.in_scope THEN m.estimate END, m.in_scope, m.carried_over,
+                   m.estimate, m.status, m.title
+              FROM moved m
+            ON CONFLICT (sprint_id, task_id) DO UPDATE SET
+              entered = c.entered OR (EXCLUDED.in_scope AND NOT c.in_scope),
+              entered_estimate = CASE WHEN EXCLUDED.in_scope AND NOT c.in_scope THEN EXCLUDED.estimate ELSE c.entered_estimate END,
+              left_estimate = CASE WHEN c.in_scope AND NOT EXCLUDED.in_scope AND NOT EXCLUDED.carried_over THEN EXCLUDED.estimate ELSE c.left_estimate END,
+              reestimated = c.reestimated + CASE WHEN c.in_scope AND EXCLUDED.in_scope THEN COALESCE(EXCLUDED.estimate, 0) - COALESCE(c.estimate, 0) ELSE 0 END,
+              in_scope = EXCLUDED.in_scope, carried_over = EXCLUDED.carried_over,
+              estimate = EXCLUDED.estimate, status = EXCLUDED.status, title = EXCLUDED.title`,
+        ];
+  return [...commit, ...follow, ...closed.map((sprintId) => freezeReport(change.projectId, sprintId))];
 }
 
-/** At a close, after the ledger's rows: the report as it stands at the close, kept for ever. */
+/** At a close, after the ledger's rows: the report as it stands at the close, kept for ever; velocity reads its two tallies. */
 function freezeReport(projectId: string, sprintId: string): Prisma.Sql {
-  return Prisma.sql`UPDATE sprints SET report = (${reportSql(projectId, sprintId)}) WHERE id = ${sprintId}::uuid`;
+  return Prisma.sql`
+    UPDATE sprints SET report = r.report, closed_tallies = json_build_object('committed', r.report->'committed', 'completed', r.report->'completed')
+      FROM (${reportSql(projectId, sprintId)}) r
+     WHERE id = ${sprintId}::uuid`;
 }
 
 /** A tally of the tasks for which `when` holds: `{tasks, points, unestimated}`, points the sum of `estimate` (null counts 0). */
@@ -79,47 +118,34 @@ function tally(when: string, estimate: string): string {
 
 /** SQL for the tally of the scope committed at the activation of the sprint `sprint` (an SQL expression): `sprint.activated` carries it. */
 export function committedSql(sprint: Prisma.Sql): Prisma.Sql {
-  return Prisma.sql`(SELECT ${Prisma.raw(tally('true', 'l.estimate'))} FROM sprint_ledger l WHERE l.sprint_id = ${sprint} AND l.kind = 'committed')`;
+  return Prisma.sql`(SELECT ${Prisma.raw(tally('true', 'c.committed_estimate'))} FROM sprint_scope c WHERE c.sprint_id = ${sprint} AND c.committed)`;
 }
 
 /**
  * A sprint's report as `GET .../report` answers it (one row, column `report`; none when the sprint
  * is not the project's), computed now. A planned sprint's has only `scope` and `tasks`, from its
- * live tasks; an active or closed sprint's reads the ledger. What each tally counts:
- * decisions.md section 19; a task's title, status and estimate in `tasks` are as the task is now
- * (at the close, when frozen), or as the ledger last saw it if it was destroyed.
+ * live tasks; an active or closed sprint's reads `sprint_scope`. What each tally counts:
+ * decisions.md section 19. In `tasks`, a task still counted at the close (or now) shows its status
+ * and estimate as the ledger last saw them, one that left as it is now (at the close, when
+ * frozen); a destroyed one as the ledger last saw it.
  */
 export function reportSql(projectId: string, sprintId: string): Prisma.Sql {
-  const fromLedger = Prisma.sql`
-    SELECT p.*, NOT p.committed AND p.entered AS added, (p.committed OR p.entered) AND NOT p.in_end AS removed, t.rank,
-           COALESCE(t.title, p.last_title) AS title,
-           CASE WHEN p.in_end OR t.id IS NULL THEN p.last_status ELSE t.status END AS status,
-           CASE WHEN p.in_end OR t.id IS NULL THEN p.last_estimate ELSE t.estimate END AS estimate
-      FROM (
-        SELECT o.task_id,
-               bool_or(o.kind = 'committed') AS committed,
-               (array_agg(o.estimate ORDER BY o.id) FILTER (WHERE o.kind = 'committed'))[1] AS committed_estimate,
-               bool_or(o.kind = 'changed' AND o.in_scope AND NOT COALESCE(o.was_in, false)) AS entered,
-               (array_agg(o.estimate ORDER BY o.id DESC) FILTER (WHERE o.kind = 'changed' AND o.in_scope AND NOT COALESCE(o.was_in, false)))[1] AS entered_estimate,
-               (array_agg(o.estimate ORDER BY o.id DESC) FILTER (WHERE NOT o.in_scope AND NOT o.carried_over AND COALESCE(o.was_in, false)))[1] AS left_estimate,
-               COALESCE(sum(COALESCE(o.estimate, 0) - COALESCE(o.was_estimate, 0)) FILTER (WHERE o.kind = 'changed' AND o.in_scope AND o.was_in), 0) AS reestimated,
-               (array_agg(o.in_scope OR o.carried_over ORDER BY o.id DESC))[1] AS in_end,
-               (array_agg(o.carried_over ORDER BY o.id DESC))[1] AS carried_over,
-               (array_agg(o.estimate ORDER BY o.id DESC))[1] AS last_estimate,
-               (array_agg(o.status ORDER BY o.id DESC))[1] AS last_status,
-               (array_agg(o.title ORDER BY o.id DESC))[1] AS last_title
-          FROM (
-            SELECT l.*, lag(l.in_scope) OVER w AS was_in, lag(l.estimate) OVER w AS was_estimate
-              FROM sprint_ledger l WHERE l.sprint_id = ${sprintId}::uuid
-            WINDOW w AS (PARTITION BY l.task_id ORDER BY l.id)
-          ) o
-         GROUP BY o.task_id
-      ) p
-      LEFT JOIN tasks t ON t.id = p.task_id`;
+  const fromScope = Prisma.sql`
+    SELECT c.task_id, c.committed, c.committed_estimate, c.entered_estimate, c.left_estimate, c.reestimated,
+           c.in_scope OR c.carried_over AS in_end, c.carried_over,
+           NOT c.committed AND c.entered AS added, (c.committed OR c.entered) AND NOT (c.in_scope OR c.carried_over) AS removed, t.rank,
+           COALESCE(t.title, c.title) AS title,
+           -- As at the close (or now) for a task still counted there; as it is now for one that left.
+           CASE WHEN c.in_scope OR c.carried_over OR t.id IS NULL THEN c.status ELSE t.status END AS status,
+           CASE WHEN c.in_scope OR c.carried_over OR t.id IS NULL THEN c.estimate ELSE t.estimate END AS estimate
+      FROM sprint_scope c
+      -- By its primary key, task by task (OFFSET 0 keeps the planner from hashing the whole table).
+      LEFT JOIN LATERAL (SELECT t.id, t.rank, t.title, t.status, t.estimate FROM tasks t WHERE t.id = c.task_id OFFSET 0) t ON true
+     WHERE c.sprint_id = ${sprintId}::uuid`;
   const planned = Prisma.sql`
-    SELECT t.id AS task_id, false AS committed, NULL::numeric AS committed_estimate, false AS entered, NULL::numeric AS entered_estimate,
-           NULL::numeric AS left_estimate, 0::numeric AS reestimated, true AS in_end, false AS carried_over, t.estimate AS last_estimate,
-           t.status AS last_status, t.title AS last_title, false AS added, false AS removed, t.rank, t.title, t.status, t.estimate
+    SELECT t.id AS task_id, false AS committed, NULL::numeric AS committed_estimate, NULL::numeric AS entered_estimate,
+           NULL::numeric AS left_estimate, 0::numeric AS reestimated, true AS in_end, false AS carried_over,
+           false AS added, false AS removed, t.rank, t.title, t.status, t.estimate
       FROM tasks t WHERE t.sprint_id = ${sprintId}::uuid AND t.deleted_at IS NULL`;
   const task = `json_build_object('id', c.task_id, 'title', c.title, 'committed', c.committed, 'added', c.added, 'removed', c.removed,
                   'carriedOver', c.carried_over, 'status', c.status, 'estimate', c.estimate::float8)`;
@@ -142,7 +168,7 @@ export function reportSql(projectId: string, sprintId: string): Prisma.Sql {
            ) AS report
       FROM sprints s
       LEFT JOIN LATERAL (
-        ${fromLedger} WHERE s.status <> 'planned'
+        ${fromScope} AND s.status <> 'planned'
         UNION ALL
         ${planned} AND s.status = 'planned'
       ) c ON true
@@ -171,14 +197,17 @@ export function burndownSql(projectId: string, sprintId: string): Prisma.Sql {
              generate_series((s.activated_at AT TIME ZONE 'Europe/Madrid')::date::timestamp, (s.until AT TIME ZONE 'Europe/Madrid')::date::timestamp,
                              interval '1 day') d
     ),
+    -- Each ledger row holds its task's state from its time until the task's next row (one pass
+    -- in the index's order); a day counts the rows holding at its end.
+    states AS (
+      SELECT l.in_scope OR l.carried_over AS in_scope, l.estimate, l.status, l.at,
+             lead(l.at) OVER (PARTITION BY l.task_id ORDER BY l.id) AS next_at
+        FROM sprint_ledger l WHERE l.sprint_id = ${sprintId}::uuid
+    ),
     per_day AS (
       SELECT d.day, ${Prisma.raw(scope)} AS scope, ${Prisma.raw(completed)} AS completed
         FROM days d
-        LEFT JOIN LATERAL (
-          SELECT DISTINCT ON (l.task_id) l.in_scope OR l.carried_over AS in_scope, l.estimate, l.status
-            FROM sprint_ledger l WHERE l.sprint_id = ${sprintId}::uuid AND l.at <= d.until
-           ORDER BY l.task_id, l.id DESC
-        ) x ON true
+        LEFT JOIN states x ON x.at <= d.until AND (x.next_at IS NULL OR x.next_at > d.until)
        GROUP BY d.day
     )
     SELECT json_build_object('days', COALESCE((
@@ -202,16 +231,16 @@ export function burndownSql(projectId: string, sprintId: string): Prisma.Sql {
 export function velocitySql(projectId: string, last: number): Prisma.Sql {
   return Prisma.sql`
     WITH closed AS (
-      SELECT s.id, s.name, s.closed_at, s.report FROM sprints s
-       WHERE s.project_id = ${projectId}::uuid AND s.status = 'closed' AND s.report IS NOT NULL
+      SELECT s.id, s.name, s.closed_at, s.closed_tallies AS tallies FROM sprints s
+       WHERE s.project_id = ${projectId}::uuid AND s.status = 'closed' AND s.closed_tallies IS NOT NULL
        ORDER BY s.closed_at DESC, s.id DESC LIMIT ${last}
     )
     SELECT json_build_object(
              'sprints', COALESCE(json_agg(json_build_object('id', c.id, 'name', c.name, 'closedAt', ${Prisma.raw(isoTimestamp('c.closed_at'))},
-                                                            'committed', c.report->'committed', 'completed', c.report->'completed')
+                                                            'committed', c.tallies->'committed', 'completed', c.tallies->'completed')
                                  ORDER BY c.closed_at DESC, c.id DESC), '[]'::json),
-             'average', json_build_object('tasks', COALESCE(avg((c.report->'completed'->>'tasks')::float8), 0),
-                                          'points', COALESCE(avg((c.report->'completed'->>'points')::float8), 0))
+             'average', json_build_object('tasks', COALESCE(avg((c.tallies->'completed'->>'tasks')::float8), 0),
+                                          'points', COALESCE(avg((c.tallies->'completed'->>'points')::float8), 0))
            ) AS velocity
       FROM closed c`;
 }

@@ -102,6 +102,7 @@ export class SprintsService {
         Prisma.sql`DELETE FROM sprints WHERE id = ${sprintId}::uuid`,
         // Its ledger goes with it (no foreign key cascades to it: schema.prisma says why).
         Prisma.sql`DELETE FROM sprint_ledger WHERE sprint_id = ${sprintId}::uuid`,
+        Prisma.sql`DELETE FROM sprint_scope WHERE sprint_id = ${sprintId}::uuid`,
       );
     });
   }
