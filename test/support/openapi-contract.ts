@@ -21,6 +21,9 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
  * validates against ProblemDto. The Swagger UI and the document itself (/docs...) are not checked;
  * a CORS preflight must be 204 with no body.
  */
+/** The files the Swagger UI page loads, which @nestjs/swagger serves at the root. */
+const SWAGGER_UI_ASSETS = /^\/(swagger-ui[\w.-]*\.(css|js)|favicon-\d+x\d+\.png)$/;
+
 export class OpenApiContract {
   private static readonly byDocument = new Map<string, OpenApiContract>();
   private readonly ajv: Ajv2020;
@@ -54,7 +57,7 @@ export class OpenApiContract {
 
   check(answer: Answer): Verdict {
     const path = answer.url.split('?')[0].replace(/(.)\/$/, '$1');
-    if (path === '/docs' || path.startsWith('/docs/')) return { kind: 'docs', errors: [] };
+    if (path === '/docs' || path.startsWith('/docs/') || SWAGGER_UI_ASSETS.test(path)) return { kind: 'docs', errors: [] };
     // A CORS preflight's answer (the cors middleware's, under /api/v1) answers the browser, not an operation: 204, no body.
     if (answer.method === 'OPTIONS' && answer.headers['access-control-allow-methods'] !== undefined) {
       const errors =
