@@ -76,7 +76,7 @@ describeInBrowser(`Swagger UI at /docs, as a newcomer uses it in Chromium${hasCh
     await page.reload();
     await page.locator('#operations-tasks-listTasks').waitFor();
     // persistAuthorization keeps it in the page's storage; the Execute below (after this reload) sends it.
-    expect(await page.evaluate(() => localStorage.getItem('authorized'))).toContain(project.key);
+    expect(await page.evaluate("localStorage.getItem('authorized')")).toContain(project.key);
   });
 
   it('lists tasks on the first Execute, with no filter filled in', async () => {
