@@ -34,7 +34,8 @@ const PREFLIGHT_MAX_AGE_SECONDS = 600;
 export function corsForApi(origins: readonly string[] | null): RequestHandler {
   return cors({
     origin: origins ? [...origins] : '*',
-    exposedHeaders: [...EXPOSED_HEADERS],
+    // One string, not a list the package would join again on every request.
+    exposedHeaders: EXPOSED_HEADERS.join(','),
     maxAge: PREFLIGHT_MAX_AGE_SECONDS,
   });
 }
