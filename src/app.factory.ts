@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { jsonBodyParsing } from './common/http/body-parsing';
+import { CORS_PATHS, corsForApi, standardHeaders } from './common/http/browser-edges';
 import { requestId } from './common/http/request-id';
 import type { AppConfig } from './config/app-config';
 import { HttpDrain } from './lifecycle/http-drain';
@@ -38,6 +39,9 @@ export async function createApp(config: AppConfig, options: { logDestination?: D
   app.use(app.get(HttpDrain).middleware());
   app.use(httpLogger(logger));
   app.use(app.get(HttpMetrics).middleware());
+  app.use(standardHeaders());
+  // Before the key check and the body: a preflight is answered here, 204, without a key.
+  app.use([...CORS_PATHS], corsForApi(config.corsOrigins));
   app.use(jsonBodyParsing());
   setupOpenApi(app);
   await app.init();

@@ -26,9 +26,11 @@ async function bootstrap(): Promise<void> {
   });
   // SIGTERM, SIGINT: drain, stop the workers, close the database, exit 0 (lifecycle/graceful-shutdown.ts).
   exitGracefullyOnSignals(app, config);
-  await app.listen(config.port);
+  // HOST unset: every interface. HOST=127.0.0.1 keeps a development server to this machine.
+  await (config.host === null ? app.listen(config.port) : app.listen(config.port, config.host));
   const { port } = app.getHttpServer().address() as AddressInfo;
-  logger.log(`Listening on http://localhost:${port} (API docs at /docs)`);
+  const shownHost = config.host === null ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  logger.log(`Listening on http://${shownHost}:${port} (API docs at /docs)`);
 }
 
 bootstrap().catch((error: Error) => {

@@ -2,7 +2,9 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { STATUS_CODES } from 'node:http';
-import { PUBLIC_OPERATION } from './auth/auth.decorators';
+import { PUBLIC_OPERATION, REQUIRED_PERMISSION_EXTENSION } from './auth/auth.decorators';
+import { Problem, type FieldError, type ProblemCode } from './common/errors/problem';
+import { internalProblem, problemJson } from './common/errors/problem-details.filter';
 import { HONOURS_IF_MATCH } from './common/http/entity-tag';
 import { describeWebhookDeliveries } from './webhooks/webhook-openapi';
 
@@ -47,7 +49,12 @@ const TAGS: [name: string, description: string][] = [
 /** Swagger UI at /docs and the OpenAPI document at /docs/openapi.json. */
 export function setupOpenApi(app: INestApplication): OpenAPIObject {
   const document = createOpenApiDocument(app);
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json', yamlDocumentUrl: 'docs/openapi.yaml' });
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'docs/openapi.json',
+    yamlDocumentUrl: 'docs/openapi.yaml',
+    // The key pasted in Authorize survives a reload of the page (kept in the browser's local storage).
+    swaggerOptions: { persistAuthorization: true },
+  });
   return document;
 }
 
@@ -70,12 +77,25 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     )
     .setVersion('1')
     .addServer('/', 'This deployment')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'tsk_...', description: 'A project key (tsk_...)' }, 'api-key')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of the deployment' }, 'admin-token');
+    // Two schemes, both `Authorization: Bearer`, told apart by what they carry and where they are
+    // accepted. addSecurity, not addBearerAuth: that one adds `bearerFormat: JWT`, and neither is a JWT.
+    .addSecurity('api-key', {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'tsk_ project key',
+      description:
+        "A project key: `tsk_` and 43 base64url characters, issued by the app (POST /admin/v1/projects/{projectId}/keys) or printed for the demo project. Every /api/v1 request acts on the key's project, with the key's permissions.",
+    })
+    .addSecurity('admin-token', {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        "The deployment's ADMIN_TOKEN (an environment variable, read at start), for /admin/v1 only: the product's app side. Project keys are refused there, and the admin token under /api/v1.",
+    });
   for (const [name, description] of TAGS) builder.addTag(name, description);
   const config = builder.build();
-  // The service is not open source (package.json: UNLICENSED); 3.1 names that with an SPDX reference.
-  config.info.license = { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
+  // No licence object: the service is not licensed to anyone (package.json: UNLICENSED), and a
+  // made-up SPDX reference made Swagger UI link to an SPDX page that does not exist (redocly.yaml).
   config.info.contact = { name: 'Task and sprint planning service team' };
   config.components = { ...config.components, headers: HEADERS };
 
@@ -86,6 +106,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   });
   for (const [path, method, operation] of operationsOf(document)) {
     checkOperationId(document, path, method, operation);
+    summarize(path, method, operation);
     declareSecurity(path, method, operation);
     describeIdParameters(operation);
     addCommonAnswers(path, method, operation);
@@ -93,6 +114,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     describeConditionalRequests(path, method, operation);
     describeEmptyAnswers(operation);
     useProblemJsonForErrors(operation);
+    exemplifyProblems(path, operation);
   }
   describeWebhookDeliveries(document);
   closeRequestBodies(document);
@@ -120,6 +142,18 @@ function checkOperationId(document: OpenAPIObject, path: string, method: Method,
       `OpenAPI: ${method.toUpperCase()} ${path} has operationId "${id}": name its controller method uniquely, as a client method (listTasks)`,
     );
   }
+}
+
+/**
+ * The controller method's doc comment is the operation's description (the Swagger CLI plugin
+ * writes it as the summary); the summary is its first clause, on one line, for lists and sidebars.
+ * An operation without a doc comment is an error here.
+ */
+function summarize(path: string, method: Method, operation: OperationObject): void {
+  const text = (operation.description ?? operation.summary ?? '').replace(/\s+/g, ' ').trim();
+  if (!text) throw new Error(`OpenAPI: ${method.toUpperCase()} ${path} has no description: write a doc comment on its controller method`);
+  operation.description = text;
+  operation.summary = /^(.+?)[.;:](\s|$)/.exec(text)?.[1] ?? text;
 }
 
 /**
@@ -328,9 +362,107 @@ function useProblemJsonForErrors(operation: OperationObject): void {
 }
 
 /**
+ * What each error answer looks like, as the service words it (Swagger UI shows this example under
+ * the status; the schema's own example would show one made-up problem for every status). One per
+ * status, the problem the status most often is; test/openapi.e2e-spec.ts provokes each and
+ * compares. An operation that documents its own example keeps it.
+ */
+function exemplifyProblems(path: string, operation: OperationObject): void {
+  const extensions = operation as unknown as Record<string, unknown>;
+  const permission = extensions[REQUIRED_PERMISSION_EXTENSION] as string | undefined;
+  delete extensions[REQUIRED_PERMISSION_EXTENSION];
+  for (const [status, response] of Object.entries(operation.responses as Record<string, ResponseObject>)) {
+    const media = response.content?.['application/problem+json'];
+    if (!media || media.example !== undefined || media.examples) continue;
+    const problem = problemFor(Number(status), path, permission);
+    if (problem) media.example = problemJson(problem);
+  }
+}
+
+/** A path parameter's resource, as its 404 names it. */
+const NOT_FOUND_BY_PARAMETER: Record<string, string> = {
+  taskId: 'Task',
+  sprintId: 'Sprint',
+  webhookId: 'Webhook',
+  deliveryId: 'Delivery',
+  blockedById: 'Dependency',
+  labelId: 'Label',
+  keyId: 'Key',
+  projectId: 'Project',
+  membershipId: 'Member',
+};
+
+function problemFor(status: number, path: string, permission: string | undefined): Problem | null {
+  const fieldProblem = (code: ProblemCode, errors: FieldError[]) =>
+    new Problem(status, code, errors.map((error) => `${error.field} ${error.message}`).join('; '), errors);
+  switch (status) {
+    case 400:
+      return fieldProblem('unknown_field', [{ field: 'colour', message: 'is not a field of this request' }]);
+    case 401:
+      return path.startsWith('/admin/')
+        ? new Problem(status, 'unauthenticated', 'The admin interface needs Authorization: Bearer <ADMIN_TOKEN>')
+        : new Problem(status, 'unauthenticated', 'Send your key as Authorization: Bearer <key>');
+    case 403:
+      return new Problem(status, 'insufficient_permission', `This key lacks the ${permission} permission`, undefined, {
+        requiredPermission: permission,
+      });
+    case 404: {
+      // The last path parameter names what was not found; a create names the reference it could not find.
+      const parameter = [...path.matchAll(/\{(\w+)\}/g)].at(-1)?.[1];
+      if (!parameter) {
+        const field = path.endsWith('/bulk') ? 'tasks[0].sprintId' : path.endsWith('/move') ? null : 'sprintId';
+        if (!field) return new Problem(status, 'not_found', 'Task not found');
+        return new Problem(status, 'not_found', 'Sprint not found', [{ field, message: 'is not a sprint of this project that accepts tasks' }]);
+      }
+      const what = path.startsWith('/api/v1/trash/') ? 'Task in the trash' : NOT_FOUND_BY_PARAMETER[parameter];
+      return what ? new Problem(status, 'not_found', `${what} not found`) : null;
+    }
+    case 409:
+      return new Problem(status, 'conflict', 'A concurrent change conflicted with this one; retry the request');
+    case 410:
+      return new Problem(
+        status,
+        'events_expired',
+        'Events up to 1200 are no longer kept (EVENT_RETENTION_DAYS): resynchronise from the lists, then read from the current sequence',
+      );
+    case 412:
+      return new Problem(
+        status,
+        'precondition_failed',
+        'If-Match does not name the current version of this resource: read it again (its ETag is in this answer)',
+      );
+    case 413:
+      return new Problem(status, 'payload_too_large', 'The body is larger than 1048576 bytes');
+    case 415:
+      return new Problem(status, 'unsupported_media_type', 'The body must be JSON sent as Content-Type: application/json');
+    case 422:
+      return new Problem(
+        status,
+        'idempotency_key_reused',
+        'This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request',
+      );
+    case 429:
+      return new Problem(status, 'rate_limited', 'Too many requests for this key; retry after the number of seconds in Retry-After');
+    case 500:
+      return internalProblem();
+    case 503:
+      return path === '/ready'
+        ? new Problem(status, 'service_unavailable', 'The database does not answer')
+        : new Problem(status, 'database_unavailable', 'The database is unavailable at the moment; retry after the number of seconds in Retry-After');
+    default:
+      return null;
+  }
+}
+
+/**
  * Request bodies are strict (an unknown field is 400 unknown_field), and a PATCH needs at least
  * one field (400 empty_body): the schemas say so. Answers stay open to new fields, so that
  * adding one is not a breaking change for clients.
+ * A PATCH body has no `default`: its schema derives from the create body's (PartialType), whose
+ * defaults (bodyField) say what creation fills in, but an absent field stays as it is on PATCH, and
+ * a client or validator that fills defaults from the schema (Ajv's useDefaults, zod, pydantic)
+ * would send them with every partial update and reset the resource. So the create bodies' doc
+ * comments say only what holds for both.
  */
 function closeRequestBodies(document: OpenAPIObject): void {
   const schemas = (document.components?.schemas ?? {}) as Record<string, Record<string, unknown>>;
@@ -340,7 +472,9 @@ function closeRequestBodies(document: OpenAPIObject): void {
     const schema = ref ? schemas[ref.replace('#/components/schemas/', '')] : undefined;
     if (!schema) continue;
     schema.additionalProperties = false;
-    if (method === 'patch') schema.minProperties = 1;
+    if (method !== 'patch') continue;
+    schema.minProperties = 1;
+    for (const property of Object.values((schema.properties ?? {}) as Record<string, Record<string, unknown>>)) delete property.default;
   }
 }
 

@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { ALL_PERMISSIONS } from '../src/auth/permissions';
 import { TaskJson, withKey } from './support/fixtures';
 import { engine, startTestApp, TestApp } from './support/test-app';
@@ -100,5 +102,22 @@ import { engine, startTestApp, TestApp } from './support/test-app';
     await withKey(t, key).get('/api/v1/members').expect(200);
     expect(await t.prisma.project.count()).toBe(1);
     expect(await t.prisma.task.count()).toBe(12);
+  });
+
+  it('issues a new demo key with `npm run demo:key` (server stopped) when the printed one is lost', async () => {
+    await t!.close();
+    t = undefined;
+    // The built command (`npm run demo:key` builds dist/ first when stale; the global setup has built it).
+    const { stdout } = await promisify(execFile)(process.execPath, ['dist/demo/demo-key.cli.js'], {
+      cwd: path.join(__dirname, '..'),
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir },
+    });
+    const recovered = /(tsk_[A-Za-z0-9_-]{43})/.exec(stdout)?.[1];
+    expect(recovered).toBeDefined();
+    expect(recovered).not.toBe(key);
+    t = await start();
+    const members = await withKey(t, recovered!).get('/api/v1/members').expect(200);
+    expect(members.body.members.map((member: { name: string }) => member.name).sort()).toEqual(['Ada Lovelace', 'Grace Hopper']);
+    await withKey(t, recovered!).post('/api/v1/sprints', { name: 'After recovery' }).expect(201);
   });
 });

@@ -1,7 +1,9 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { AddressInfo } from 'node:net';
-import { createProject, createTask, TestProject } from './support/fixtures';
+import { problemJson } from '../src/common/errors/problem-details.filter';
+import { problemFromDatabaseError } from '../src/common/errors/database-errors';
+import { asAdmin, createProject, createTask, NO_SUCH_ID, TestProject } from './support/fixtures';
 import { OpenApiContract, type Answer, type OpenApiDocument } from './support/openapi-contract';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -9,10 +11,14 @@ interface Operation {
   operationId: string;
   tags: string[];
   security?: Record<string, string[]>[];
-  parameters?: { name: string; in: string; schema: { format?: string } }[];
+  parameters?: { name: string; in: string; schema: { format?: string; type?: unknown; example?: unknown; anyOf?: unknown }; example?: unknown }[];
   requestBody?: { content: Record<string, { schema: { $ref?: string }; examples?: Record<string, { value: unknown }> }> };
-  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }>; headers?: Record<string, { $ref?: string }> }>;
+  responses: Record<
+    string,
+    { content?: Record<string, { schema: { $ref?: string }; example?: Record<string, unknown> }>; headers?: Record<string, { $ref?: string }> }
+  >;
   summary?: string;
+  description?: string;
 }
 
 type Schema = { properties?: Record<string, Schema>; required?: string[]; format?: string; enum?: unknown[]; type?: unknown; $ref?: string };
@@ -97,10 +103,70 @@ describe('OpenAPI document', () => {
       expect(operation.responses['401']).toBeDefined();
       expect(operation.responses['429']).toBeUndefined();
     }
-    expect((document.components as { securitySchemes: Record<string, unknown> }).securitySchemes).toEqual({
+    const schemes = (document.components as { securitySchemes: Record<string, { description: string; bearerFormat?: string }> }).securitySchemes;
+    expect(schemes).toEqual({
       'api-key': expect.objectContaining({ type: 'http', scheme: 'bearer' }),
       'admin-token': expect.objectContaining({ type: 'http', scheme: 'bearer' }),
     });
+  });
+
+  it('tells the two bearer schemes apart, and calls neither a JWT', () => {
+    const schemes = (document.components as { securitySchemes: Record<string, { description: string; bearerFormat?: string }> }).securitySchemes;
+    expect(schemes['api-key'].description).toMatch(/project key.*tsk_/);
+    expect(schemes['admin-token'].description).toMatch(/ADMIN_TOKEN.*\/admin\/v1/);
+    expect(schemes['admin-token'].bearerFormat).toBeUndefined();
+    expect(JSON.stringify(schemes)).not.toMatch(/JWT/i);
+  });
+
+  it('describes every operation, with a summary on one line', () => {
+    const undescribed = operations().filter(({ operation }) => !operation.description?.trim());
+    expect(undescribed.map(({ method, path }) => `${method} ${path}`)).toEqual([]);
+    for (const { method, path, operation } of operations()) {
+      expect([method, path, operation.summary]).toEqual([method, path, expect.stringMatching(/^[^\n]{3,}$/)]);
+      expect(operation.description!.startsWith(operation.summary!)).toBe(true);
+    }
+  });
+
+  it('fills in no query parameter: its examples are in its description, so Try it out lists everything at first', () => {
+    const filled = operations().flatMap(({ method, path, operation }) =>
+      (operation.parameters ?? [])
+        .filter((parameter) => parameter.in === 'query' && (parameter.example !== undefined || parameter.schema.example !== undefined))
+        .map((parameter) => `${method} ${path} ${parameter.name}`),
+    );
+    expect(filled).toEqual([]);
+    const list = Object.fromEntries((paths['/api/v1/tasks'].get.parameters ?? []).map((parameter) => [parameter.name, parameter]));
+    expect((list.status as { description?: string }).description).toContain('`todo,in_progress`');
+    // A membershipId or `none`: one string, not a union Swagger UI shows as "string | (string | string)".
+    expect(list.assigneeId.schema).toEqual({ type: 'string' });
+  });
+
+  it('types integers as integer: query parameters and sequence numbers', () => {
+    const numbers = operations().flatMap(({ method, path, operation }) =>
+      (operation.parameters ?? [])
+        .filter((parameter) => parameter.schema.type === 'number')
+        .map((parameter) => `${method} ${path} ${parameter.name}`),
+    );
+    expect(numbers).toEqual([]);
+    const events = Object.fromEntries((paths['/api/v1/events'].get.parameters ?? []).map((parameter) => [parameter.name, parameter.schema.type]));
+    expect(events).toMatchObject({ after: 'integer', limit: 'integer', wait: 'integer' });
+    expect(schemas.EventDto.properties!.sequence.type).toBe('integer');
+    expect(schemas.EventFeedDto.properties!.nextAfter.type).toBe('integer');
+  });
+
+  it('gives PATCH bodies no defaults (an absent field stays as it is), and create bodies theirs', () => {
+    expect(schemas.CreateTaskDto.properties!.status).toMatchObject({ default: 'backlog' });
+    expect(schemas.CreateTaskDto.properties!.priority).toMatchObject({ default: 'none' });
+    for (const [name, schema] of Object.entries(schemas).filter(([name]) => name.startsWith('Update'))) {
+      for (const [field, property] of Object.entries(schema.properties ?? {})) {
+        expect([name, field, (property as { default?: unknown }).default]).toEqual([name, field, undefined]);
+        expect([name, field, (property as { description?: string }).description ?? '']).not.toEqual([name, field, expect.stringMatching(/default/i)]);
+      }
+    }
+  });
+
+  it('serves Swagger UI keeping the authorization across reloads', async () => {
+    const init = await t.http.get('/docs/swagger-ui-init.js').expect(200);
+    expect(init.text).toMatch(/"persistAuthorization":\s*true/);
   });
 
   it('declares no key on the operations that need none', () => {
@@ -118,12 +184,12 @@ describe('OpenAPI document', () => {
     for (const id of ids) expect(id).toMatch(/^[a-z]+[A-Z][A-Za-z]*$/);
   });
 
-  it('describes each tag it uses, where it is served, its license and contact', () => {
+  it('describes each tag it uses, where it is served, its contact, and no licence (UNLICENSED)', () => {
     const used = new Set(operations().flatMap(({ operation }) => operation.tags));
     expect(document.tags.map((tag) => tag.name).sort()).toEqual([...used].sort());
     for (const tag of document.tags) expect(tag.description).toEqual(expect.stringMatching(/^.{20}/));
     expect(document.servers).toEqual([{ url: '/', description: expect.any(String) }]);
-    expect(document.info.license).toEqual({ name: expect.any(String), identifier: expect.any(String) });
+    expect(document.info.license).toBeUndefined();
     expect(document.info.contact).toEqual({ name: expect.any(String) });
   });
 
@@ -282,8 +348,114 @@ describe('OpenAPI document', () => {
           sent++;
         }
       }
-      expect(sent).toBe(4);
+      expect(sent).toBe(5);
     });
+
+    it('name no ids: Swagger UI offers them as they are', () => {
+      for (const { path, operation } of operations()) {
+        for (const { value } of Object.values(operation.requestBody?.content['application/json'].examples ?? {})) {
+          expect([path, JSON.stringify(value)]).not.toEqual([path, expect.stringMatching(/[0-9a-f]{8}-[0-9a-f]{4}-/)]);
+        }
+      }
+    });
+  });
+
+  describe('error examples', () => {
+    const example = (method: string, path: string, status: number) =>
+      paths[path][method].responses[String(status)].content!['application/problem+json'].example;
+
+    it('show under each error status the problem the service answers there', async () => {
+      const project = await createProject(t);
+      const reader = await project.issueKey([], 'Reader');
+      const task = await createTask(project);
+      const answers: [string, string, number, Record<string, unknown>][] = [];
+      const record = (method: string, path: string, res: { status: number; body: Record<string, unknown> }) =>
+        answers.push([method, path, res.status, res.body]);
+
+      record('get', '/api/v1/tasks', await project.api.get('/api/v1/tasks?colour=red'));
+      record('post', '/api/v1/tasks', await project.api.post('/api/v1/tasks', { title: 'A', colour: 'red' }));
+      record('get', '/api/v1/tasks', await t.http.get('/api/v1/tasks'));
+      record('post', '/admin/v1/projects', await t.http.post('/admin/v1/projects').send({ name: 'P' }));
+      record('patch', '/api/v1/tasks/{taskId}', await reader.api.patch(`/api/v1/tasks/${task.id}`, { title: 'B' }));
+      record('get', '/api/v1/tasks/{taskId}', await project.api.get(`/api/v1/tasks/${NO_SUCH_ID}`));
+      record('delete', '/api/v1/trash/{taskId}', await project.api.delete(`/api/v1/trash/${NO_SUCH_ID}`));
+      record('get', '/api/v1/sprints/{sprintId}', await project.api.get(`/api/v1/sprints/${NO_SUCH_ID}`));
+      record(
+        'delete',
+        '/api/v1/tasks/{taskId}/dependencies/{blockedById}',
+        await project.api.delete(`/api/v1/tasks/${task.id}/dependencies/${NO_SUCH_ID}`),
+      );
+      record('patch', '/admin/v1/labels/{labelId}', await asAdmin(t).patch(`/admin/v1/labels/${NO_SUCH_ID}`, { name: 'x' }));
+      record('post', '/api/v1/tasks', await project.api.post('/api/v1/tasks', { title: 'A', sprintId: NO_SUCH_ID }));
+      record('post', '/api/v1/tasks/bulk', await project.api.post('/api/v1/tasks/bulk', { tasks: [{ title: 'A', sprintId: NO_SUCH_ID }] }));
+      record('patch', '/api/v1/tasks/{taskId}', await project.api.patch(`/api/v1/tasks/${task.id}`, { title: 'B' }).set('If-Match', '"stale"'));
+      record(
+        'post',
+        '/api/v1/tasks',
+        await project.api.post('/api/v1/tasks', JSON.stringify({ title: 'x'.repeat(1024 * 1024) })).set('Content-Type', 'application/json'),
+      );
+      record('post', '/api/v1/tasks', await project.api.post('/api/v1/tasks', 'title=A').set('Content-Type', 'text/plain'));
+      await project.api.post('/api/v1/tasks', { title: 'A' }).set('Idempotency-Key', 'error-examples').expect(201);
+      record('post', '/api/v1/tasks', await project.api.post('/api/v1/tasks', { title: 'B' }).set('Idempotency-Key', 'error-examples'));
+
+      expect(answers.map(([, , status]) => status)).toEqual([400, 400, 401, 401, 403, 404, 404, 404, 404, 404, 404, 404, 412, 413, 415, 422]);
+      for (const [method, path, status, body] of answers) {
+        expect([method, path, status, example(method, path, status)]).toEqual([method, path, status, body]);
+      }
+    });
+
+    it('show the problems no test provokes at will as the service words them', () => {
+      expect(example('post', '/api/v1/tasks', 409)).toEqual(
+        problemJson(problemFromDatabaseError(Object.assign(new Error('could not serialize access'), { severity: 'ERROR', code: '40001' }))!),
+      );
+      expect(example('get', '/api/v1/tasks', 503)).toEqual(problemJson(problemFromDatabaseError({ code: 'ECONNREFUSED' })!));
+      expect(example('get', '/api/v1/tasks', 500)).toMatchObject({ status: 500, code: 'internal' });
+      expect(example('get', '/api/v1/tasks', 429)).toMatchObject({ status: 429, code: 'rate_limited' });
+    });
+
+    it('differ from status to status', () => {
+      const codes = new Map<string, Set<string>>();
+      for (const { operation } of operations()) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const body = response.content?.['application/problem+json']?.example;
+          if (!Number(status) || Number(status) < 400) continue;
+          expect([operation.operationId, status, body?.status]).toEqual([operation.operationId, status, Number(status)]);
+          if (!codes.has(status)) codes.set(status, new Set());
+          codes.get(status)!.add(String(body!.code));
+        }
+      }
+      expect(Object.fromEntries([...codes].map(([status, set]) => [status, [...set].sort()]))).toMatchObject({
+        '400': ['unknown_field'],
+        '401': ['unauthenticated'],
+        '403': ['insufficient_permission'],
+        '404': ['not_found'],
+        '409': ['conflict'],
+        '412': ['precondition_failed'],
+        '413': ['payload_too_large'],
+        '415': ['unsupported_media_type'],
+        '422': ['idempotency_key_reused'],
+        '429': ['rate_limited'],
+        '500': ['internal'],
+        '503': ['database_unavailable', 'service_unavailable'],
+      });
+    });
+  });
+});
+
+describe('the 429 example', () => {
+  it('is what the rate limit answers', async () => {
+    // Room for the project's set-up through the admin interface, which may be limited too.
+    const t = await startTestApp({ rateLimitPerMinute: 10 });
+    try {
+      const project = await createProject(t);
+      let limited;
+      for (let request = 0; request <= 10 && limited?.status !== 429; request++) limited = await project.api.get('/api/v1/members');
+      expect(limited!.status).toBe(429);
+      const document = (await t.http.get('/docs/openapi.json').expect(200)).body;
+      expect(document.paths['/api/v1/members'].get.responses['429'].content['application/problem+json'].example).toEqual(limited!.body);
+    } finally {
+      await t.close();
+    }
   });
 });
 

@@ -8,7 +8,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Prometheus metrics (text exposition format), for a scraper: no key. */
+    /**
+     * Prometheus metrics (text exposition format), for a scraper
+     * @description Prometheus metrics (text exposition format), for a scraper: no key.
+     */
     get: operations['scrapeMetrics'];
     put?: never;
     post?: never;
@@ -25,7 +28,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Liveness: the process answers. */
+    /**
+     * Liveness
+     * @description Liveness: the process answers.
+     */
     get: operations['checkHealth'];
     put?: never;
     post?: never;
@@ -42,7 +48,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Readiness: the service takes new requests (it is not shutting down) and the database answers. */
+    /**
+     * Readiness
+     * @description Readiness: the service takes new requests (it is not shutting down) and the database answers.
+     */
     get: operations['checkReadiness'];
     put?: never;
     post?: never;
@@ -59,7 +68,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The project's members, by name: their `membershipId` is what `assigneeId` takes. */
+    /**
+     * The project's members, by name
+     * @description The project's members, by name: their `membershipId` is what `assigneeId` takes.
+     */
     get: operations['listMembers'];
     put?: never;
     post?: never;
@@ -76,7 +88,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The project's labels, by name: their `id` is what `labelIds` takes. */
+    /**
+     * The project's labels, by name
+     * @description The project's labels, by name: their `id` is what `labelIds` takes.
+     */
     get: operations['listLabels'];
     put?: never;
     post?: never;
@@ -93,10 +108,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The project's live tasks, newest first, filtered and paginated by cursor. */
+    /**
+     * The project's live tasks, newest first, filtered and paginated by cursor
+     * @description The project's live tasks, newest first, filtered and paginated by cursor.
+     */
     get: operations['listTasks'];
     put?: never;
-    /** Creates a task; answers it in full, with its address in Location. */
+    /**
+     * Creates a task
+     * @description Creates a task; answers it in full, with its address in Location.
+     */
     post: operations['createTask'];
     delete?: never;
     options?: never;
@@ -113,7 +134,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Creates 1 to 100 tasks at once, all or none; answers them in full, in the order sent. */
+    /**
+     * Creates 1 to 100 tasks at once, all or none
+     * @description Creates 1 to 100 tasks at once, all or none; answers them in full, in the order sent.
+     */
     post: operations['bulkCreateTasks'];
     delete?: never;
     options?: never;
@@ -131,8 +155,8 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Makes 1 to 100 tasks contiguous at one place of the backlog order, in the order given, all or
-     *     none: right before or after another live task, or at the top or the bottom.
+     * Makes 1 to 100 tasks contiguous at one place of the backlog order, in the order given, all or none
+     * @description Makes 1 to 100 tasks contiguous at one place of the backlog order, in the order given, all or none: right before or after another live task, or at the top or the bottom.
      */
     post: operations['moveTasks'];
     delete?: never;
@@ -148,15 +172,24 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A task in full, with its description and both directions of its dependencies. */
+    /**
+     * A task in full, with its description and both directions of its dependencies
+     * @description A task in full, with its description and both directions of its dependencies.
+     */
     get: operations['getTask'];
     put?: never;
     post?: never;
-    /** Sends the task and its subtasks to the trash (DELETE /api/v1/trash/{taskId} destroys it). */
+    /**
+     * Sends the task and its subtasks to the trash (DELETE /api/v1/trash/{taskId} destroys it)
+     * @description Sends the task and its subtasks to the trash (DELETE /api/v1/trash/{taskId} destroys it).
+     */
     delete: operations['trashTask'];
     options?: never;
     head?: never;
-    /** Changes the fields sent; null clears. Each real change is recorded in the task's history. */
+    /**
+     * Changes the fields sent
+     * @description Changes the fields sent; null clears. Each real change is recorded in the task's history.
+     */
     patch: operations['updateTask'];
     trace?: never;
   };
@@ -170,8 +203,8 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Places the task right before or after another live task of the project, or at the top or
-     *     the bottom of the backlog order; answers it with its new rank.
+     * Places the task right before or after another live task of the project, or at the top or the bottom of the backlog order
+     * @description Places the task right before or after another live task of the project, or at the top or the bottom of the backlog order; answers it with its new rank.
      */
     post: operations['moveTask'];
     delete?: never;
@@ -189,7 +222,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Makes the task blocked by another task of the project; answers the task in full. */
+    /**
+     * Makes the task blocked by another task of the project
+     * @description Makes the task blocked by another task of the project; answers the task in full.
+     */
     post: operations['addDependency'];
     delete?: never;
     options?: never;
@@ -207,7 +243,10 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Removes "the task is blocked by blockedById". */
+    /**
+     * Removes "the task is blocked by blockedById"
+     * @description Removes "the task is blocked by blockedById".
+     */
     delete: operations['removeDependency'];
     options?: never;
     head?: never;
@@ -221,7 +260,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Every change made to a task, newest first: who, what, and each field's before and after. */
+    /**
+     * Every change made to a task, newest first
+     * @description Every change made to a task, newest first: who, what, and each field's before and after.
+     */
     get: operations['listTaskHistory'];
     put?: never;
     post?: never;
@@ -238,10 +280,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** All sprints of the project, newest first. */
+    /**
+     * All sprints of the project, newest first
+     * @description All sprints of the project, newest first.
+     */
     get: operations['listSprints'];
     put?: never;
-    /** Creates a sprint; it starts planned. */
+    /**
+     * Creates a sprint
+     * @description Creates a sprint; it starts planned.
+     */
     post: operations['createSprint'];
     delete?: never;
     options?: never;
@@ -256,15 +304,24 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One sprint of the project. */
+    /**
+     * One sprint of the project
+     * @description One sprint of the project.
+     */
     get: operations['getSprint'];
     put?: never;
     post?: never;
-    /** Deletes the sprint; its tasks survive without a sprint. */
+    /**
+     * Deletes the sprint
+     * @description Deletes the sprint; its tasks survive without a sprint.
+     */
     delete: operations['deleteSprint'];
     options?: never;
     head?: never;
-    /** Changes name, goal or window; the window is checked on the resulting values. */
+    /**
+     * Changes name, goal or window
+     * @description Changes name, goal or window; the window is checked on the resulting values.
+     */
     patch: operations['updateSprint'];
     trace?: never;
   };
@@ -276,8 +333,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * What the sprint committed to and delivered: the scope at activation, what was added, removed,
-     *     re-estimated, completed, cancelled and carried over. A closed sprint's report is frozen.
+     * What the sprint committed to and delivered
+     * @description What the sprint committed to and delivered: the scope at activation, what was added, removed, re-estimated, completed, cancelled and carried over. A closed sprint's report is frozen.
      */
     get: operations['getSprintReport'];
     put?: never;
@@ -295,7 +352,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The sprint's scope, completed and remaining work at the end of each Madrid day since its activation. */
+    /**
+     * The sprint's scope, completed and remaining work at the end of each Madrid day since its activation
+     * @description The sprint's scope, completed and remaining work at the end of each Madrid day since its activation.
+     */
     get: operations['getSprintBurndown'];
     put?: never;
     post?: never;
@@ -312,7 +372,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** What the project's last closed sprints committed to and completed, and the mean of what they completed. */
+    /**
+     * What the project's last closed sprints committed to and completed, and the mean of what they completed
+     * @description What the project's last closed sprints committed to and completed, and the mean of what they completed.
+     */
     get: operations['getVelocity'];
     put?: never;
     post?: never;
@@ -329,7 +392,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Tasks in the trash, most recently deleted first. */
+    /**
+     * Tasks in the trash, most recently deleted first
+     * @description Tasks in the trash, most recently deleted first.
+     */
     get: operations['listTrash'];
     put?: never;
     post?: never;
@@ -348,7 +414,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Brings a task back, with the subtasks that were trashed with it. */
+    /**
+     * Brings a task back, with the subtasks that were trashed with it
+     * @description Brings a task back, with the subtasks that were trashed with it.
+     */
     post: operations['restoreTask'];
     delete?: never;
     options?: never;
@@ -366,7 +435,10 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Destroys a trashed task for good, with its subtasks, history and dependencies. */
+    /**
+     * Destroys a trashed task for good, with its subtasks, history and dependencies
+     * @description Destroys a trashed task for good, with its subtasks, history and dependencies.
+     */
     delete: operations['purgeTask'];
     options?: never;
     head?: never;
@@ -381,8 +453,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The change feed: the project's events after `after`, oldest first. With `wait`, a read that
-     *     finds nothing yet is held until an event commits (answered within about 100 ms) or the wait ends.
+     * The change feed
+     * @description The change feed: the project's events after `after`, oldest first. With `wait`, a read that finds nothing yet is held until an event commits (answered within about 100 ms) or the wait ends.
      */
     get: operations['listEvents'];
     put?: never;
@@ -400,12 +472,15 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The project's webhooks, newest first. */
+    /**
+     * The project's webhooks, newest first
+     * @description The project's webhooks, newest first.
+     */
     get: operations['listWebhooks'];
     put?: never;
     /**
-     * Subscribes a URL to events: each one is POSTed to it, signed as Standard Webhooks describes.
-     *     Answers the signing secret this once.
+     * Subscribes a URL to events
+     * @description Subscribes a URL to events: each one is POSTed to it, signed as Standard Webhooks describes. Answers the signing secret this once.
      */
     post: operations['createWebhook'];
     delete?: never;
@@ -421,15 +496,24 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One webhook of the project (never its secret). */
+    /**
+     * One webhook of the project (never its secret)
+     * @description One webhook of the project (never its secret).
+     */
     get: operations['getWebhook'];
     put?: never;
     post?: never;
-    /** Deletes the webhook and its delivery log; nothing more is sent to it. */
+    /**
+     * Deletes the webhook and its delivery log
+     * @description Deletes the webhook and its delivery log; nothing more is sent to it.
+     */
     delete: operations['deleteWebhook'];
     options?: never;
     head?: never;
-    /** Changes url, events, description or enabled. Disabling closes its pending deliveries as failed. */
+    /**
+     * Changes url, events, description or enabled
+     * @description Changes url, events, description or enabled. Disabling closes its pending deliveries as failed.
+     */
     patch: operations['updateWebhook'];
     trace?: never;
   };
@@ -440,7 +524,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The webhook's deliveries, one per event, newest first: status, attempts and the last answer. */
+    /**
+     * The webhook's deliveries, one per event, newest first
+     * @description The webhook's deliveries, one per event, newest first: status, attempts and the last answer.
+     */
     get: operations['listWebhookDeliveries'];
     put?: never;
     post?: never;
@@ -460,8 +547,8 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Queues one more attempt of the delivery now, whatever its state; answers the delivery as
-     *     queued. A pending delivery keeps its retry schedule; a finished one gets this attempt only.
+     * Queues one more attempt of the delivery now, whatever its state
+     * @description Queues one more attempt of the delivery now, whatever its state; answers the delivery as queued. A pending delivery keeps its retry schedule; a finished one gets this attempt only.
      */
     post: operations['redeliverWebhookDelivery'];
     delete?: never;
@@ -479,7 +566,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Creates a project. */
+    /**
+     * Creates a project
+     * @description Creates a project.
+     */
     post: operations['createProject'];
     delete?: never;
     options?: never;
@@ -496,7 +586,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Adds a member to a project: tasks are assigned to its membershipId. */
+    /**
+     * Adds a member to a project
+     * @description Adds a member to a project: tasks are assigned to its membershipId.
+     */
     post: operations['createMember'];
     delete?: never;
     options?: never;
@@ -513,7 +606,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Adds a label to a project; names are unique within it. */
+    /**
+     * Adds a label to a project
+     * @description Adds a label to a project; names are unique within it.
+     */
     post: operations['createLabel'];
     delete?: never;
     options?: never;
@@ -534,7 +630,10 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    /** Renames a label or changes its colour: every task carrying it shows the new one. */
+    /**
+     * Renames a label or changes its colour
+     * @description Renames a label or changes its colour: every task carrying it shows the new one.
+     */
     patch: operations['updateLabel'];
     trace?: never;
   };
@@ -547,7 +646,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Issues a key; its secret is in this answer only. */
+    /**
+     * Issues a key
+     * @description Issues a key; its secret is in this answer only.
+     */
     post: operations['issueApiKey'];
     delete?: never;
     options?: never;
@@ -565,7 +667,10 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Revokes a key: it stops working at once. */
+    /**
+     * Revokes a key
+     * @description Revokes a key: it stops working at once.
+     */
     delete: operations['revokeApiKey'];
     options?: never;
     head?: never;
@@ -581,7 +686,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** A planned sprint becomes the project's active sprint (at most one per project). */
+    /**
+     * A planned sprint becomes the project's active sprint (at most one per project)
+     * @description A planned sprint becomes the project's active sprint (at most one per project).
+     */
     post: operations['activateSprint'];
     delete?: never;
     options?: never;
@@ -598,7 +706,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Closes the active sprint; open tasks move to moveOpenTasksTo or to no sprint. */
+    /**
+     * Closes the active sprint
+     * @description Closes the active sprint; open tasks move to moveOpenTasksTo or to no sprint.
+     */
     post: operations['closeSprint'];
     delete?: never;
     options?: never;
@@ -756,13 +867,12 @@ export interface components {
        */
       description?: string | null;
       /**
-       * @description Default `backlog`. Creating a task in `done` sets `completedAt`.
+       * @description Entering `done` sets `completedAt` (creating a task in `done` too); leaving `done` clears it.
        * @default backlog
        * @enum {string}
        */
       status: 'backlog' | 'planning' | 'todo' | 'in_progress' | 'in_review' | 'done' | 'cancelled';
       /**
-       * @description Default `none`.
        * @default none
        * @enum {string}
        */
@@ -887,17 +997,12 @@ export interface components {
        */
       description?: string | null;
       /**
-       * @description Default `backlog`. Creating a task in `done` sets `completedAt`.
-       * @default backlog
+       * @description Entering `done` sets `completedAt` (creating a task in `done` too); leaving `done` clears it.
        * @enum {string}
        */
-      status: 'backlog' | 'planning' | 'todo' | 'in_progress' | 'in_review' | 'done' | 'cancelled';
-      /**
-       * @description Default `none`.
-       * @default none
-       * @enum {string}
-       */
-      priority: 'urgent' | 'high' | 'medium' | 'low' | 'none';
+      status?: 'backlog' | 'planning' | 'todo' | 'in_progress' | 'in_review' | 'done' | 'cancelled';
+      /** @enum {string} */
+      priority?: 'urgent' | 'high' | 'medium' | 'low' | 'none';
       /**
        * Format: uuid
        * @description A membershipId of the project (GET /api/v1/members); null for nobody.
@@ -1209,6 +1314,8 @@ export interface components {
     EventDto: {
       /** Format: uuid */
       id: string;
+      /** @description Per project, from 1, gap-free, in commit order. */
+      sequence: number;
       /** @enum {string} */
       type:
         | 'task.created'
@@ -1225,17 +1332,15 @@ export interface components {
         | 'sprint.closed';
       /** Format: date-time */
       occurredAt: string;
-      /** @description Per project, from 1, gap-free, in commit order. */
-      sequence: number;
       /** @description "<key name> (API)", or "App" for the product's app. */
       actor: string;
       data: components['schemas']['EventDataDto'];
     };
     EventFeedDto: {
-      /** @description Oldest first. */
-      events: components['schemas']['EventDto'][];
       /** @description The last sequence returned, or `after` when none: pass it as `after` next time. */
       nextAfter: number;
+      /** @description Oldest first. */
+      events: components['schemas']['EventDto'][];
       /** @description More events match after these: read again at once. */
       hasMore: boolean;
     };
@@ -1616,6 +1721,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1626,6 +1746,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1636,6 +1765,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1646,6 +1784,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1677,6 +1824,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1687,6 +1849,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1697,6 +1868,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1707,6 +1887,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1738,6 +1927,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1748,6 +1952,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1758,6 +1971,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1768,6 +1990,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1778,6 +2009,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database does not answer",
+           *       "code": "service_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1831,6 +2071,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1845,6 +2100,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1858,6 +2122,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1871,6 +2144,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1885,6 +2167,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1895,6 +2186,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1909,6 +2209,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1962,6 +2271,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1976,6 +2300,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -1989,6 +2322,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2002,6 +2344,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2016,6 +2367,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2026,6 +2386,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2040,6 +2409,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2050,30 +2428,30 @@ export interface operations {
       query?: {
         /** @description Page size, 1 to 100. */
         limit?: number;
-        /** @description Comma-separated statuses to include: backlog, planning, todo, in_progress, in_review, done, cancelled. */
+        /** @description Comma-separated statuses to include: backlog, planning, todo, in_progress, in_review, done, cancelled (e.g. `todo,in_progress`). */
         status?: string;
-        /** @description Comma-separated priorities to include: urgent, high, medium, low, none. */
+        /** @description Comma-separated priorities to include: urgent, high, medium, low, none (e.g. `urgent,high`). */
         priority?: string;
-        /** @description A membershipId, or `none` for tasks without assignee. */
-        assigneeId?: string | 'none';
-        /** @description A sprint id, or `none` for tasks without sprint. */
-        sprintId?: string | 'none';
         /** @description Tasks carrying this label. */
         labelId?: string;
         /** @description Subtasks of this task. */
         parentId?: string;
-        /** @description Case-insensitive substring of the title; `%`, `_` and `\` are literal. */
+        /** @description Case-insensitive substring of the title (e.g. `release`); `%`, `_` and `\` are literal. */
         q?: string;
-        /** @description dueDate on or after this day (YYYY-MM-DD); tasks without due date never match. */
+        /** @description dueDate on or after this day (YYYY-MM-DD, e.g. `2026-12-01`); tasks without due date never match. */
         dueAfter?: string;
-        /** @description dueDate on or before this day (YYYY-MM-DD); tasks without due date never match. */
+        /** @description dueDate on or before this day (YYYY-MM-DD, e.g. `2026-12-31`); tasks without due date never match. */
         dueBefore?: string;
         /** @description `created` (default): newest first, as the specification orders tasks; `rank`: the backlog order, top first. */
         sort?: 'created' | 'rank';
         /** @description `true`: only tasks with an estimate; `false`: only tasks without one. */
         estimated?: 'true' | 'false';
-        /** @description Tasks whose updatedAt is at or after this instant (ISO 8601 with Z or an offset), for sync jobs. */
+        /** @description Tasks whose updatedAt is at or after this instant (ISO 8601 with Z or an offset, e.g. `2026-11-22T10:00:00.000Z`), for sync jobs. */
         updatedSince?: string;
+        /** @description A membershipId (a uuid, GET /api/v1/members), or `none` for tasks without assignee. */
+        assigneeId?: string;
+        /** @description A sprint id (a uuid), or `none` for tasks without sprint. */
+        sprintId?: string;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
       };
@@ -2122,6 +2500,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2136,6 +2529,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2149,6 +2551,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2162,6 +2573,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2176,6 +2596,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2186,6 +2615,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2200,6 +2638,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2247,6 +2694,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2261,6 +2723,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2274,6 +2745,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the tasks:create permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "tasks:create"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2287,6 +2768,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Sprint not found",
+           *       "code": "not_found",
+           *       "errors": [
+           *         {
+           *           "field": "sprintId",
+           *           "message": "is not a sprint of this project that accepts tasks"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2301,6 +2797,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2314,6 +2819,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2327,6 +2841,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2340,6 +2863,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2354,6 +2886,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2364,6 +2905,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2378,6 +2928,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2423,6 +2982,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2437,6 +3011,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2450,6 +3033,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the tasks:create permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "tasks:create"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2463,6 +3056,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Sprint not found",
+           *       "code": "not_found",
+           *       "errors": [
+           *         {
+           *           "field": "tasks[0].sprintId",
+           *           "message": "is not a sprint of this project that accepts tasks"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2477,6 +3085,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2490,6 +3107,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2503,6 +3129,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2516,6 +3151,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2530,6 +3174,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2540,6 +3193,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2554,6 +3216,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2599,6 +3270,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2613,6 +3299,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2626,6 +3321,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the tasks:edit permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "tasks:edit"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2639,6 +3344,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2653,6 +3367,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2666,6 +3389,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2679,6 +3411,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2692,6 +3433,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2706,6 +3456,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2716,6 +3475,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2730,6 +3498,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2786,6 +3563,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2800,6 +3592,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2813,6 +3614,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2826,6 +3636,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2839,6 +3658,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2853,6 +3681,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2863,6 +3700,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2877,6 +3723,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2921,6 +3776,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2935,6 +3805,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2948,6 +3827,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the tasks:delete permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "tasks:delete"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2961,6 +3850,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2975,6 +3873,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -2989,6 +3896,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Precondition Failed",
+           *       "status": 412,
+           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
+           *       "code": "precondition_failed"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3002,6 +3918,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3015,6 +3940,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3028,6 +3962,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3042,6 +3985,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3052,6 +4004,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3066,6 +4027,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3117,6 +4087,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3131,6 +4116,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3144,6 +4138,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the tasks:edit permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "tasks:edit"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3157,6 +4161,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3171,6 +4184,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3185,6 +4207,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Precondition Failed",
+           *       "status": 412,
+           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
+           *       "code": "precondition_failed"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3198,6 +4229,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3211,6 +4251,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3224,6 +4273,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3238,6 +4296,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3248,6 +4315,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3262,6 +4338,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3312,6 +4397,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3326,6 +4426,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3339,6 +4448,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the tasks:edit permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "tasks:edit"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3352,6 +4471,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3366,6 +4494,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3380,6 +4517,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Precondition Failed",
+           *       "status": 412,
+           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
+           *       "code": "precondition_failed"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3393,6 +4539,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3406,6 +4561,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3419,6 +4583,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3433,6 +4606,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3443,6 +4625,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3457,6 +4648,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3505,6 +4705,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3519,6 +4734,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3532,6 +4756,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the tasks:edit permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "tasks:edit"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3545,6 +4779,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3559,6 +4802,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3572,6 +4824,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3585,6 +4846,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3598,6 +4868,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3612,6 +4891,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3622,6 +4910,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3636,6 +4933,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3680,6 +4986,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3694,6 +5015,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3707,6 +5037,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the tasks:edit permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "tasks:edit"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3720,6 +5060,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Dependency not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3734,6 +5083,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3747,6 +5105,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3760,6 +5127,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3773,6 +5149,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3787,6 +5172,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3797,6 +5191,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3811,6 +5214,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3872,6 +5284,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3886,6 +5313,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3899,6 +5335,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3912,6 +5357,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3925,6 +5379,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3939,6 +5402,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3949,6 +5421,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -3963,6 +5444,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4016,6 +5506,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4030,6 +5535,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4043,6 +5557,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4056,6 +5579,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4070,6 +5602,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4080,6 +5621,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4094,6 +5644,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4139,6 +5698,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4153,6 +5727,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4166,6 +5749,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the sprints:manage permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "sprints:manage"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4180,6 +5773,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4193,6 +5795,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4206,6 +5817,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4219,6 +5839,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4233,6 +5862,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4243,6 +5881,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4257,6 +5904,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4313,6 +5969,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4327,6 +5998,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4340,6 +6020,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Sprint not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4353,6 +6042,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4366,6 +6064,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4380,6 +6087,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4390,6 +6106,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4404,6 +6129,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4448,6 +6182,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4462,6 +6211,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4475,6 +6233,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the sprints:manage permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "sprints:manage"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4488,6 +6256,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Sprint not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4502,6 +6279,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4516,6 +6302,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Precondition Failed",
+           *       "status": 412,
+           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
+           *       "code": "precondition_failed"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4529,6 +6324,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4542,6 +6346,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4555,6 +6368,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4569,6 +6391,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4579,6 +6410,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4593,6 +6433,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4644,6 +6493,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4658,6 +6522,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4671,6 +6544,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the sprints:manage permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "sprints:manage"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4684,6 +6567,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Sprint not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4698,6 +6590,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4712,6 +6613,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Precondition Failed",
+           *       "status": 412,
+           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
+           *       "code": "precondition_failed"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4725,6 +6635,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4738,6 +6657,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4751,6 +6679,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4765,6 +6702,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4775,6 +6721,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4789,6 +6744,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4845,6 +6809,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4859,6 +6838,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4872,6 +6860,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Sprint not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4885,6 +6882,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4898,6 +6904,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4912,6 +6927,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4922,6 +6946,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4936,6 +6969,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4992,6 +7034,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5006,6 +7063,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5019,6 +7085,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Sprint not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5032,6 +7107,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5045,6 +7129,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5058,6 +7151,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5072,6 +7174,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5082,6 +7193,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5096,6 +7216,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5152,6 +7281,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5166,6 +7310,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5179,6 +7332,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5192,6 +7354,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5206,6 +7377,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5216,6 +7396,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5230,6 +7419,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5288,6 +7486,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5302,6 +7515,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5315,6 +7537,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5328,6 +7559,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5342,6 +7582,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5352,6 +7601,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5366,6 +7624,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5410,6 +7677,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5424,6 +7706,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5437,6 +7728,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the tasks:delete permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "tasks:delete"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5450,6 +7751,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task in the trash not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5464,6 +7774,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5477,6 +7796,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5490,6 +7818,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5503,6 +7840,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5517,6 +7863,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5527,6 +7882,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5541,6 +7905,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5583,6 +7956,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5597,6 +7985,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5610,6 +8007,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the tasks:delete permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "tasks:delete"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5623,6 +8030,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task in the trash not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5637,6 +8053,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5650,6 +8075,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5663,6 +8097,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5676,6 +8119,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5690,6 +8142,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5700,6 +8161,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5714,6 +8184,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5722,14 +8201,14 @@ export interface operations {
   listEvents: {
     parameters: {
       query?: {
-        /** @description Only these event types, comma-separated. */
-        types?: string;
         /** @description Events after this sequence number; 0 (the default) reads from the first event. */
         after?: number;
         /** @description At most this many events, 1 to 1000. */
         limit?: number;
         /** @description Long poll: when no event matches yet, wait up to this many seconds (1 to 30) for one. */
         wait?: number;
+        /** @description Only these event types, comma-separated (e.g. `task.created,task.updated`). */
+        types?: string;
       };
       header?: {
         /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
@@ -5776,6 +8255,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5790,6 +8284,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5803,6 +8306,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Gone",
+           *       "status": 410,
+           *       "detail": "Events up to 1200 are no longer kept (EVENT_RETENTION_DAYS): resynchronise from the lists, then read from the current sequence",
+           *       "code": "events_expired"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5816,6 +8328,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5829,6 +8350,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5843,6 +8373,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5853,6 +8392,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5867,6 +8415,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5920,6 +8477,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5934,6 +8506,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5947,6 +8528,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5960,6 +8550,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5974,6 +8573,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5984,6 +8592,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5998,6 +8615,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6043,6 +8669,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6057,6 +8698,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6070,6 +8720,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the webhooks:manage permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "webhooks:manage"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6084,6 +8744,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6097,6 +8766,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6110,6 +8788,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6123,6 +8810,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6137,6 +8833,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6147,6 +8852,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6161,6 +8875,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6217,6 +8940,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6231,6 +8969,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6244,6 +8991,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Webhook not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6257,6 +9013,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6270,6 +9035,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6284,6 +9058,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6294,6 +9077,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6308,6 +9100,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6350,6 +9151,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6364,6 +9180,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6377,6 +9202,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the webhooks:manage permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "webhooks:manage"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6390,6 +9225,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Webhook not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6404,6 +9248,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6417,6 +9270,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6430,6 +9292,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6443,6 +9314,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6457,6 +9337,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6467,6 +9356,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6481,6 +9379,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6530,6 +9437,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6544,6 +9466,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6557,6 +9488,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the webhooks:manage permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "webhooks:manage"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6570,6 +9511,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Webhook not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6584,6 +9534,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6597,6 +9556,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6610,6 +9578,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6623,6 +9600,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6637,6 +9623,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6647,6 +9642,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6661,6 +9665,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6722,6 +9735,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6736,6 +9764,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6749,6 +9786,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Webhook not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6762,6 +9808,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6775,6 +9830,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6789,6 +9853,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6799,6 +9872,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6813,6 +9895,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6859,6 +9950,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6873,6 +9979,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6886,6 +10001,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the webhooks:manage permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "webhooks:manage"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6899,6 +10024,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Delivery not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6913,6 +10047,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6926,6 +10069,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6939,6 +10091,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6952,6 +10113,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6966,6 +10136,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6976,6 +10155,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -6990,6 +10178,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7025,6 +10222,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7036,6 +10248,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7046,6 +10267,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7056,6 +10286,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7066,6 +10305,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7076,6 +10324,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7087,6 +10344,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7125,6 +10391,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7136,6 +10417,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7146,6 +10436,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Project not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7156,6 +10455,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7166,6 +10474,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7176,6 +10493,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7186,6 +10512,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7197,6 +10532,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7235,6 +10579,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7246,6 +10605,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7256,6 +10624,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Project not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7266,6 +10643,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7276,6 +10662,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7286,6 +10681,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7296,6 +10700,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7307,6 +10720,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7345,6 +10767,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7356,6 +10793,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7366,6 +10812,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Label not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7376,6 +10831,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7386,6 +10850,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7396,6 +10869,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7406,6 +10888,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7417,6 +10908,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7455,6 +10955,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7466,6 +10981,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7476,6 +11000,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Project not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7486,6 +11019,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7496,6 +11038,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7506,6 +11057,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7516,6 +11076,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7527,6 +11096,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7559,6 +11137,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7570,6 +11163,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7580,6 +11182,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Key not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7590,6 +11201,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7600,6 +11220,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7610,6 +11239,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7620,6 +11258,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7631,6 +11278,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7665,6 +11321,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7676,6 +11347,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7686,6 +11366,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Sprint not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7696,6 +11385,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7706,6 +11404,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7716,6 +11423,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7726,6 +11442,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7737,6 +11462,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7775,6 +11509,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7786,6 +11535,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7796,6 +11554,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Sprint not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7806,6 +11573,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7816,6 +11592,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7826,6 +11611,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7836,6 +11630,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -7847,6 +11650,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };

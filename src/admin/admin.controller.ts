@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiConflictResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
 import { ProblemDto } from '../common/errors/problem.dto';
+import { ShowsSecret } from '../common/http/browser-edges';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import {
   CreateApiKeyDto,
@@ -55,6 +56,7 @@ export class AdminController {
 
   /** Issues a key; its secret is in this answer only. */
   @Post('projects/:projectId/keys')
+  @ShowsSecret()
   @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
   issueApiKey(@Param('projectId') projectId: string, @Body() dto: CreateApiKeyDto): Promise<IssuedApiKeyDto> {
     return this.admin.issueKey(projectId, dto);

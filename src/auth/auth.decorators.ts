@@ -17,11 +17,15 @@ export function ApiKeyAuthenticated(): ClassDecorator {
   return ApiBearerAuth('api-key');
 }
 
+/** Names the permission of an operation for the OpenAPI document's 403 example (src/openapi.ts removes it). */
+export const REQUIRED_PERMISSION_EXTENSION = 'x-required-permission';
+
 /** A write route: the key needs `permission` (else 403 naming it). */
 export function RequirePermission(permission: Permission): MethodDecorator {
   return applyDecorators(
     SetMetadata(REQUIRED_PERMISSION, permission),
     ApiForbiddenResponse({ description: `The key lacks the ${permission} permission`, type: ProblemDto }),
+    ApiExtension(REQUIRED_PERMISSION_EXTENSION, permission),
   );
 }
 

@@ -4,6 +4,10 @@
  */
 export interface AppConfig {
   port: number;
+  /** The address to listen on; null: every interface (as servers in containers need). */
+  host: string | null;
+  /** The origins whose pages may call /api/v1 (CORS); null: any origin. */
+  corsOrigins: string[] | null;
   /** postgresql:// URL; when absent the embedded PGlite database is used. */
   databaseUrl: string | null;
   /** Where PGlite keeps its files; `memory://` keeps them in memory (tests). */
@@ -66,6 +70,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
+    host: optional(env.HOST),
+    corsOrigins: origins(env, 'CORS_ORIGINS'),
     databaseUrl,
     dataDir: optional(env.DATA_DIR) ?? './data',
     adminToken,
@@ -115,6 +121,27 @@ function durations(env: NodeJS.ProcessEnv, name: string, fallback: string): numb
     const match = /^(\d+)(ms|s|m|h|d)$/.exec(item.trim());
     if (!match) throw new ConfigError(`${name} must be a comma-separated list of durations such as 5s,5m,2h (units ms, s, m, h, d), got "${raw}"`);
     return Number(match[1]) * DURATION_UNITS_MS[match[2]];
+  });
+}
+
+/** A comma-separated list of origins (`https://app.example.com`, scheme, host and port only), or null when unset. */
+function origins(env: NodeJS.ProcessEnv, name: string): string[] | null {
+  const raw = optional(env[name]);
+  if (raw === null) return null;
+  return raw.split(',').map((item) => {
+    const origin = item.trim();
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // reported below
+    }
+    if (!parsed || parsed.origin !== origin) {
+      throw new ConfigError(
+        `${name} must be a comma-separated list of origins such as https://app.example.com (no path, no trailing /), got "${origin}"`,
+      );
+    }
+    return origin;
   });
 }
 

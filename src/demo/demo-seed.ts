@@ -11,6 +11,9 @@ import { TaskOrderService } from '../tasks/task-order.service';
 import { TaskPriority, TaskStatus } from '../tasks/task-fields';
 import { TasksService } from '../tasks/tasks.service';
 
+/** The name of the demo project's key (npm run demo:key issues another of that name: src/demo/demo-key.cli.ts). */
+export const DEMO_KEY_NAME = 'Demo key';
+
 /**
  * On a new embedded database: a demo project worth exploring (two members, labels, a closed
  * sprint with its report, an active sprint and a planned one, twelve tasks with estimates,
@@ -49,7 +52,7 @@ export class DemoSeed implements OnApplicationBootstrap {
             { name: 'docs', color: '#0075ca' },
           ],
         },
-        apiKeys: { create: { name: 'Demo key', prefix: key.prefix, secretHash: key.secretHash, permissions: [...ALL_PERMISSIONS] } },
+        apiKeys: { create: { name: DEMO_KEY_NAME, prefix: key.prefix, secretHash: key.secretHash, permissions: [...ALL_PERMISSIONS] } },
       },
       include: { memberships: true, labels: true, apiKeys: true },
     });

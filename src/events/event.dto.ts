@@ -24,6 +24,7 @@ export class EventFeedQueryDto {
   @IsInt({ message: 'must be an integer from 0' })
   @Min(0, { message: 'must be an integer from 0' })
   @Max(Number.MAX_SAFE_INTEGER, { message: 'must be an integer from 0' })
+  @ApiPropertyOptional({ type: 'integer' })
   after?: number;
 
   /** At most this many events, 1 to 1000. */
@@ -32,12 +33,12 @@ export class EventFeedQueryDto {
   @IsInt({ message: 'must be an integer from 1 to 1000' })
   @Min(1, { message: 'must be an integer from 1 to 1000' })
   @Max(1000, { message: 'must be an integer from 1 to 1000' })
+  @ApiPropertyOptional({ type: 'integer' })
   limit?: number = 100;
 
-  /** Only these event types, comma-separated. */
+  /** Only these event types, comma-separated (e.g. `task.created,task.updated`). */
   @IsOptional()
   @IsCommaSeparatedListOf(EVENT_TYPES)
-  @ApiProperty({ required: false, example: 'task.created,task.updated' })
   types?: string;
 
   /** Long poll: when no event matches yet, wait up to this many seconds (1 to 30) for one. */
@@ -46,6 +47,7 @@ export class EventFeedQueryDto {
   @IsInt({ message: 'must be an integer from 1 to 30' })
   @Min(1, { message: 'must be an integer from 1 to 30' })
   @Max(30, { message: 'must be an integer from 1 to 30' })
+  @ApiPropertyOptional({ type: 'integer' })
   wait?: number;
 }
 
@@ -78,6 +80,7 @@ export class EventDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
   /** Per project, from 1, gap-free, in commit order. */
+  @ApiProperty({ type: 'integer', minimum: 1 })
   sequence: number;
   @ApiProperty({ enum: EVENT_TYPES })
   type: string;
@@ -92,6 +95,7 @@ export class EventFeedDto {
   /** Oldest first. */
   events: EventDto[];
   /** The last sequence returned, or `after` when none: pass it as `after` next time. */
+  @ApiProperty({ type: 'integer', minimum: 0 })
   nextAfter: number;
   /** More events match after these: read again at once. */
   hasMore: boolean;

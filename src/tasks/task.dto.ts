@@ -19,14 +19,6 @@ import {
 
 // ---- What clients send ----
 
-/** A query filter that takes an id, or `none` for tasks without one. */
-const ID_OR_NONE = {
-  anyOf: [
-    { type: 'string', format: 'uuid' },
-    { type: 'string', enum: ['none'] },
-  ],
-};
-
 /** `todo,done`: one or more of `values`, comma-separated, as IsCommaSeparatedListOf accepts them. */
 function commaSeparatedListOf(values: readonly string[]): string {
   return `^(${values.join('|')})(,(${values.join('|')}))*$`;
@@ -43,11 +35,10 @@ export class CreateTaskDto {
   @ApiPropertyOptional({ example: 'List every **breaking** change.' })
   description?: string | null;
 
-  /** Default `backlog`. Creating a task in `done` sets `completedAt`. */
+  /** Entering `done` sets `completedAt` (creating a task in `done` too); leaving `done` clears it. */
   @TaskBodyField()
   status?: TaskStatus;
 
-  /** Default `none`. */
   @TaskBodyField()
   priority?: TaskPriority;
 
@@ -142,30 +133,39 @@ export const CREATE_TASK_EXAMPLE: CreateTaskDto = {
   dueDate: '2026-12-24',
 };
 export const UPDATE_TASK_EXAMPLE: UpdateTaskDto = { status: 'in_progress', dueDate: null };
+export const BULK_CREATE_TASKS_EXAMPLE: BulkCreateTasksDto = {
+  tasks: [
+    { title: 'Write the release notes', priority: 'high' },
+    { title: 'Announce the release', dueDate: '2026-12-24' },
+    { title: 'Archive the old builds' },
+  ],
+};
 
+/**
+ * The task list's filters. Query parameters carry no `example`: Swagger UI's "Try it out" fills it
+ * in, and the first Execute would filter the list down to nothing. Their descriptions give examples.
+ */
 export class ListTasksQueryDto extends PageQueryDto {
-  /** Comma-separated statuses to include: backlog, planning, todo, in_progress, in_review, done, cancelled. */
+  /** Comma-separated statuses to include: backlog, planning, todo, in_progress, in_review, done, cancelled (e.g. `todo,in_progress`). */
   @IsOptional()
   @IsCommaSeparatedListOf(TASK_STATUSES)
-  @ApiPropertyOptional({ pattern: commaSeparatedListOf(TASK_STATUSES), example: 'todo,in_progress' })
+  @ApiPropertyOptional({ pattern: commaSeparatedListOf(TASK_STATUSES) })
   status?: string;
 
-  /** Comma-separated priorities to include: urgent, high, medium, low, none. */
+  /** Comma-separated priorities to include: urgent, high, medium, low, none (e.g. `urgent,high`). */
   @IsOptional()
   @IsCommaSeparatedListOf(TASK_PRIORITIES)
-  @ApiPropertyOptional({ pattern: commaSeparatedListOf(TASK_PRIORITIES), example: 'urgent,high' })
+  @ApiPropertyOptional({ pattern: commaSeparatedListOf(TASK_PRIORITIES) })
   priority?: string;
 
-  /** A membershipId, or `none` for tasks without assignee. */
+  /** A membershipId (a uuid, GET /api/v1/members), or `none` for tasks without assignee. */
   @IsOptional()
   @IsString()
-  @ApiPropertyOptional(ID_OR_NONE)
   assigneeId?: string;
 
-  /** A sprint id, or `none` for tasks without sprint. */
+  /** A sprint id (a uuid), or `none` for tasks without sprint. */
   @IsOptional()
   @IsString()
-  @ApiPropertyOptional(ID_OR_NONE)
   sprintId?: string;
 
   /** Tasks carrying this label. */
@@ -180,23 +180,23 @@ export class ListTasksQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ format: 'uuid' })
   parentId?: string;
 
-  /** Case-insensitive substring of the title; `%`, `_` and `\` are literal. */
+  /** Case-insensitive substring of the title (e.g. `release`); `%`, `_` and `\` are literal. */
   @IsOptional()
   @IsString()
   @IsText(0, 200)
-  @ApiPropertyOptional({ maxLength: 200, example: 'release' })
+  @ApiPropertyOptional({ maxLength: 200 })
   q?: string;
 
-  /** dueDate on or after this day (YYYY-MM-DD); tasks without due date never match. */
+  /** dueDate on or after this day (YYYY-MM-DD, e.g. `2026-12-01`); tasks without due date never match. */
   @IsOptional()
   @IsCalendarDate()
-  @ApiPropertyOptional({ type: String, format: 'date', example: '2026-12-01' })
+  @ApiPropertyOptional({ type: String, format: 'date' })
   dueAfter?: string;
 
-  /** dueDate on or before this day (YYYY-MM-DD); tasks without due date never match. */
+  /** dueDate on or before this day (YYYY-MM-DD, e.g. `2026-12-31`); tasks without due date never match. */
   @IsOptional()
   @IsCalendarDate()
-  @ApiPropertyOptional({ type: String, format: 'date', example: '2026-12-31' })
+  @ApiPropertyOptional({ type: String, format: 'date' })
   dueBefore?: string;
 
   /** `created` (default): newest first, as the specification orders tasks; `rank`: the backlog order, top first. */
@@ -211,10 +211,10 @@ export class ListTasksQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ['true', 'false'] })
   estimated?: 'true' | 'false';
 
-  /** Tasks whose updatedAt is at or after this instant (ISO 8601 with Z or an offset), for sync jobs. */
+  /** Tasks whose updatedAt is at or after this instant (ISO 8601 with Z or an offset, e.g. `2026-11-22T10:00:00.000Z`), for sync jobs. */
   @IsOptional()
   @IsInstant()
-  @ApiPropertyOptional({ type: String, format: 'date-time', example: '2026-11-22T10:00:00.000Z' })
+  @ApiPropertyOptional({ type: String, format: 'date-time' })
   updatedSince?: string;
 }
 

@@ -8,6 +8,7 @@ import { IfMatch } from '../common/http/entity-tag';
 import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import {
+  BULK_CREATE_TASKS_EXAMPLE,
   BulkCreatedTasksDto,
   BulkCreateTasksDto,
   CREATE_TASK_EXAMPLE,
@@ -64,6 +65,7 @@ export class TasksController {
   /** Creates 1 to 100 tasks at once, all or none; answers them in full, in the order sent. */
   @Post('bulk')
   @RequirePermission('tasks:create')
+  @ApiBody({ type: BulkCreateTasksDto, examples: { tasks: { value: BULK_CREATE_TASKS_EXAMPLE } } })
   @ApiCreatedResponse({ type: BulkCreatedTasksDto })
   @ApiBadRequestResponse({ description: 'An invalid item: errors[].field names it, as tasks[3].title', type: ProblemDto })
   @ApiNotFoundResponse({

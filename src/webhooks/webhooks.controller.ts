@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
+import { ShowsSecret } from '../common/http/browser-edges';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import {
@@ -37,6 +38,7 @@ export class WebhooksController {
    */
   @Post()
   @RequirePermission('webhooks:manage')
+  @ShowsSecret()
   @ApiCreatedResponse({ type: CreatedWebhookDto })
   @ApiBadRequestResponse({ description: `Invalid or unknown field, an unknown event type, or ${INVALID_URL}`, type: ProblemDto })
   @ApiConflictResponse({ description: 'The project already has 20 webhooks', type: ProblemDto })

@@ -18,8 +18,12 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
  *
  * Answers for a method and path the document does not have (the /api/v1 catch-all, a disabled
  * admin interface, any unknown path) are not operations: they must be a 4xx problem+json that
- * validates against ProblemDto. The Swagger UI and the document itself (/docs...) are not checked.
+ * validates against ProblemDto. The Swagger UI and the document itself (/docs...) are not checked;
+ * a CORS preflight must be 204 with no body.
  */
+/** The files the Swagger UI page loads, which @nestjs/swagger serves at the root. */
+const SWAGGER_UI_ASSETS = /^\/(swagger-ui[\w.-]*\.(css|js)|favicon-\d+x\d+\.png)$/;
+
 export class OpenApiContract {
   private static readonly byDocument = new Map<string, OpenApiContract>();
   private readonly ajv: Ajv2020;
@@ -53,7 +57,13 @@ export class OpenApiContract {
 
   check(answer: Answer): Verdict {
     const path = answer.url.split('?')[0].replace(/(.)\/$/, '$1');
-    if (path === '/docs' || path.startsWith('/docs/')) return { kind: 'docs', errors: [] };
+    if (path === '/docs' || path.startsWith('/docs/') || SWAGGER_UI_ASSETS.test(path)) return { kind: 'docs', errors: [] };
+    // A CORS preflight's answer (the cors middleware's, under /api/v1) answers the browser, not an operation: 204, no body.
+    if (answer.method === 'OPTIONS' && answer.headers['access-control-allow-methods'] !== undefined) {
+      const errors =
+        answer.status === 204 && answer.body.length === 0 ? [] : [`a preflight answered ${answer.status} with ${answer.body.length} bytes`];
+      return { kind: 'preflight', errors };
+    }
     // Express answers HEAD with the GET route.
     const method = answer.method === 'HEAD' ? 'get' : answer.method.toLowerCase();
     const found = this.operations.find((candidate) => candidate.method === method && candidate.pattern.test(path));
@@ -147,7 +157,7 @@ export interface Answer {
 }
 
 export interface Verdict {
-  kind: 'operation' | 'unknown route' | 'docs';
+  kind: 'operation' | 'unknown route' | 'docs' | 'preflight';
   operationId?: string;
   errors: string[];
 }
@@ -161,7 +171,7 @@ export const ANSWER_ID_HEADER = 'x-test-answer-id';
  * verdictFor(); failures of the others are kept for the end of the test file.
  */
 export class AnswerChecker {
-  readonly counts = { operation: 0, 'unknown route': 0, docs: 0 };
+  readonly counts = { operation: 0, 'unknown route': 0, docs: 0, preflight: 0 };
   /** Failures no test request has claimed (raw requests): reported when the app closes. */
   readonly unclaimedFailures: string[] = [];
   private readonly verdicts = new Map<string, Verdict>();

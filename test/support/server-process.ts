@@ -42,7 +42,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       reject(new Error(`The server did not start within ${START_TIMEOUT_MS} ms:\n${stdout}\n${stderr}`));
     }, START_TIMEOUT_MS);
     const check = () => {
-      const match = /"msg":"Listening on http:\/\/localhost:(\d+)/.exec(stdout);
+      const match = /"msg":"Listening on http:\/\/(?:\[[^\]]+\]|[^:/]+):(\d+)/.exec(stdout);
       if (match) {
         clearTimeout(timer);
         child.stdout!.off('data', check);

@@ -33,17 +33,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     response
       .status(problem.getStatus())
       .type('application/problem+json')
-      .send(
-        JSON.stringify({
-          type: 'about:blank',
-          title: STATUS_CODES[problem.getStatus()] ?? 'Error',
-          status: problem.getStatus(),
-          detail: problem.detail,
-          code: problem.code,
-          ...(problem.errors ? { errors: problem.errors } : {}),
-          ...problem.extensions,
-        }),
-      );
+      .send(JSON.stringify(problemJson(problem)));
   }
 
   private toProblem(exception: unknown, request: Request): Problem {
@@ -54,8 +44,26 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       const status = exception.getStatus();
       return new Problem(status, CODE_BY_STATUS[status] ?? 'validation_failed', httpExceptionDetail(exception, request));
     }
-    return new Problem(HttpStatus.INTERNAL_SERVER_ERROR, 'internal', 'An unexpected error occurred; it has been logged');
+    return internalProblem();
   }
+}
+
+/** The answer of an unexpected error: nothing about its cause (the log line has it). */
+export function internalProblem(): Problem {
+  return new Problem(HttpStatus.INTERNAL_SERVER_ERROR, 'internal', 'An unexpected error occurred; it has been logged');
+}
+
+/** The problem+json body of `problem`: what the filter answers, and the OpenAPI document's examples (src/openapi.ts). */
+export function problemJson(problem: Problem): Record<string, unknown> {
+  return {
+    type: 'about:blank',
+    title: STATUS_CODES[problem.getStatus()] ?? 'Error',
+    status: problem.getStatus(),
+    detail: problem.detail,
+    code: problem.code,
+    ...(problem.errors ? { errors: problem.errors } : {}),
+    ...problem.extensions,
+  };
 }
 
 const CODE_BY_STATUS: Record<number, ProblemCode> = {

@@ -1,0 +1,84 @@
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process';
+import { ADMIN_TOKEN, engine } from './support/test-app';
+
+const ROOT = path.join(__dirname, '..');
+
+/** The README's blocks marked ```sh runnable or ```ts runnable, in order, with the heading they stand under. */
+function runnableBlocks(): { language: 'sh' | 'ts'; heading: string; code: string }[] {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const blocks = [];
+  let heading = '';
+  for (const part of readme.split(/^(```[^\n]*\n[\s\S]*?^```$)/m)) {
+    const fence = /^```(sh|ts) runnable\n([\s\S]*?)^```$/m.exec(part);
+    if (fence) blocks.push({ language: fence[1] as 'sh' | 'ts', heading, code: fence[2] });
+    else if (!part.startsWith('```')) heading = [...part.matchAll(/^#+ (.+)$/gm)].at(-1)?.[1] ?? heading;
+  }
+  return blocks;
+}
+
+// What no snippet should make the server answer: a snippet that runs "as written" but sends a
+// wrong body, an undefined id or no key gets these.
+const FAILURES = [400, 401, 403, 404, 415, 500, 503];
+
+// The README's snippets, run as a reader runs them: against the built server (`npm start`), its
+// demo key in TASKS_API_KEY and its ADMIN_TOKEN in the shell, `localhost:3000` being this server's
+// address. Embedded database only: the snippets test the README, not the database engine.
+(engine === 'pglite' ? describe : describe.skip)('README snippets', () => {
+  let server: ServerProcess;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    server = await startServerProcess({ DATA_DIR: 'memory://' });
+    const demoKey = /(tsk_[A-Za-z0-9_-]{43})/.exec(server.stdout())?.[1];
+    if (!demoKey) throw new Error(`The server printed no demo key:\n${server.stdout()}`);
+    env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TASKS_API_KEY: demoKey, ADMIN_TOKEN };
+  }, 120_000);
+  afterAll(() => stopServerProcess(server));
+
+  const blocks = runnableBlocks();
+  const here = (code: string) => code.replaceAll('localhost:3000', new URL(server.baseUrl).host);
+
+  it('marks the snippets of every section that has one to run', () => {
+    expect(blocks.filter((block) => block.language === 'ts')).toHaveLength(1);
+    expect(new Set(blocks.map((block) => block.heading))).toEqual(
+      new Set([
+        'Two commands',
+        'The OpenAPI document and the typed client',
+        'Keys and the admin interface',
+        'Planning a sprint',
+        'Retrying safely',
+        'The change feed',
+      ]),
+    );
+  });
+
+  it.each(blocks.map((block, index) => [index + 1, block.language, block.heading, block] as const))(
+    'runs block %i (%s) under "%s" as written',
+    async (_index, language, _heading, block) => {
+      const answered = server.logLines().length;
+      let output: { stdout: string; stderr: string };
+      if (language === 'sh') {
+        output = await promisify(execFile)('bash', ['-e', '-o', 'pipefail', '-c', here(block.code)], { cwd: ROOT, env, timeout: 60_000 });
+      } else {
+        // A .ts file at the root of the repository, as the README says, run by tsx.
+        const file = path.join(ROOT, `readme-snippet-${process.pid}.ts`);
+        writeFileSync(file, here(block.code));
+        try {
+          output = await promisify(execFile)(path.join(ROOT, 'node_modules', '.bin', 'tsx'), [file], { cwd: ROOT, env, timeout: 60_000 });
+        } finally {
+          rmSync(file, { force: true });
+        }
+      }
+      expect(output.stdout.trim()).not.toBe('');
+      const failures = server
+        .logLines()
+        .slice(answered)
+        .filter((line) => typeof line.status === 'number' && FAILURES.includes(line.status))
+        .map((line) => `${String(line.method)} ${String(line.path)} answered ${String(line.status)}`);
+      expect(failures).toEqual([]);
+    },
+  );
+});
