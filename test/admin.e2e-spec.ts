@@ -1,5 +1,5 @@
 import { createProject, ISO_TIMESTAMP, TestProject, withKey } from './support/fixtures';
-import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
+import { ADMIN_TOKEN, engine, startTestApp, TestApp } from './support/test-app';
 
 describe('admin interface', () => {
   let t: TestApp;
@@ -133,6 +133,30 @@ describe('admin interface', () => {
       expect((await admin().patch(`/admin/v1/labels/${feature.id}`, { color: 'red' }).expect(400)).body.code).toBe('validation_failed');
       expect((await admin().patch('/admin/v1/labels/00000000-0000-4000-8000-000000000000', { name: 'x' }).expect(404)).body.code).toBe('not_found');
     });
+
+    (engine === 'postgresql' ? it : it.skip)(
+      'renames a label while tasks are created with it, all at once, without a deadlock or a retry (PostgreSQL)',
+      async () => {
+        const own = await createProject(t, 'Label race');
+        const [bug] = own.labels;
+        const retries = async () =>
+          [...(await t.http.get('/metrics').expect(200)).text.matchAll(/^db_write_retries_total\{[^}]*\} (\d+)$/gm)].reduce(
+            (sum, [, n]) => sum + Number(n),
+            0,
+          );
+        const before = await retries();
+        const answers = await Promise.all([
+          ...Array.from({ length: 20 }, (_, i) => own.api.post('/api/v1/tasks', { title: `With the label ${i}`, labelIds: [bug.id] })),
+          ...Array.from({ length: 6 }, (_, i) => admin().patch(`/admin/v1/labels/${bug.id}`, { name: `bug ${i}` })),
+        ]);
+        expect(answers.map((res) => res.status).sort()).toEqual([...Array(6).fill(200), ...Array(20).fill(201)].sort());
+        expect(await retries()).toBe(before);
+        const events = (await own.api.get('/api/v1/events?after=5&limit=1000').expect(200)).body.events;
+        const renames = events.filter((event: { type: string }) => event.type === 'label.updated');
+        // Each rename from the name the one before it left.
+        for (let i = 1; i < renames.length; i++) expect(renames[i].data.changes[0].from).toBe(renames[i - 1].data.changes[0].to);
+      },
+    );
 
     it('lists every project, newest first', async () => {
       const older = (await admin().post('/admin/v1/projects', { name: 'Older' }).expect(201)).body.project;

@@ -112,11 +112,13 @@ export class AdminService {
   async updateLabel(labelId: string, dto: UpdateLabelDto): Promise<LabelResponseDto> {
     const label = await this.prisma
       .write(async (tx) => {
-        // FOR UPDATE, not NO KEY UPDATE: the name is in a unique index, so renaming takes the
-        // stronger lock, which must be held before the event row (docs/locking.md).
+        // NO KEY UPDATE, though the rename's UPDATE (of a column in a unique index) takes UPDATE
+        // after the event row: that upgrade conflicts only with KEY SHARE, which task writes take
+        // on the label under the same event row, so it never waits (docs/locking.md). Taking
+        // UPDATE here would deadlock with a task write that holds the event row and needs KEY SHARE.
         const [current] = isUuid(labelId)
           ? await tx.$queryRaw<{ projectId: string; view: LabelDto }[]>`
-              SELECT l.project_id::text AS "projectId", ${LABEL_JSON} AS view FROM labels l WHERE l.id = ${labelId}::uuid FOR UPDATE`
+              SELECT l.project_id::text AS "projectId", ${LABEL_JSON} AS view FROM labels l WHERE l.id = ${labelId}::uuid FOR NO KEY UPDATE`
           : [];
         if (!current) throw notFound('Label');
         const next = { name: dto.name ?? current.view.name, color: dto.color?.toLowerCase() ?? current.view.color };
