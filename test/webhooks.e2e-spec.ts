@@ -3,7 +3,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { describeWebhookDeliveries } from '../src/webhooks/webhook-openapi';
 import { WEBHOOK_DISABLED_ERROR } from '../src/webhooks/pending-deliveries';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
-import { createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
+import { asAdmin, createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 import { sleep, startReceiver, waitUntil, WebhookReceiver } from './support/webhook-receiver';
 
@@ -241,6 +241,25 @@ describe('webhooks', () => {
         'task.deleted',
       ]);
       expect((await deliveriesOf(project, sprintsOnly.webhook.id)).map((delivery) => delivery.eventType)).toEqual(['sprint.created']);
+    });
+
+    it('delivers label and member events to the webhooks subscribed to them, as the feed has them', async () => {
+      const project = await createProject(t, 'Webhooks labels and members');
+      const { webhook } = await subscribe(project, { events: ['label.updated', 'member.created'] });
+      expect(webhook.events).toEqual(['label.updated', 'member.created']);
+      await asAdmin(t).patch(`/admin/v1/labels/${project.labels[0].id}`, { name: 'defect' }).expect(200);
+      await asAdmin(t).post(`/admin/v1/projects/${project.id}/members`, { name: 'Linus' }).expect(201);
+      await project.api.post('/api/v1/sprints', { name: 'Not subscribed' }).expect(201);
+      await receiver.waitFor(2);
+      await sleep(200);
+      // At least once, in any order: receivers order by sequence.
+      const delivered = receiver.received.map((request) => JSON.parse(request.body)).sort((a, b) => a.sequence - b.sequence);
+      expect(delivered.map((event) => [event.type, event.actor])).toEqual([
+        ['label.updated', 'App'],
+        ['member.created', 'App'],
+      ]);
+      const feed = (await project.api.get('/api/v1/events?after=5').expect(200)).body.events;
+      expect(delivered).toEqual(feed.slice(0, 2));
     });
 
     it('retries a receiver that answers 500 twice, after each delay of the schedule, and the log shows every attempt', async () => {
