@@ -309,8 +309,8 @@ function describeSafeRetries(path: string, method: Method, operation: OperationO
 }
 
 /**
- * ETags (decisions.md section 12): every GET 200 under /api/v1 carries one and honours
- * If-None-Match (304); the writes that take @IfMatch() (PATCH and DELETE of a task or a sprint,
+ * ETags (decisions.md section 12): every GET 200 under /api/v1 (but the event stream) carries
+ * one and honours If-None-Match (304); the writes that take @IfMatch() (PATCH and DELETE of a task or a sprint,
  * a task's move) honour If-Match (412), and a PATCH answer carries the new ETag.
  */
 function describeConditionalRequests(path: string, method: Method, operation: OperationObject): void {
@@ -323,7 +323,8 @@ function describeConditionalRequests(path: string, method: Method, operation: Op
     description,
     schema: { type: 'string' },
   });
-  if (method === 'get') {
+  // An event stream has no version to compare: it is never the same twice.
+  if (method === 'get' && !responses['200']?.content?.['text/event-stream']) {
     operation.parameters = [
       ...(operation.parameters ?? []),
       header('If-None-Match', 'The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current'),

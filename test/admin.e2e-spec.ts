@@ -1,5 +1,5 @@
-import { createProject, TestProject, withKey } from './support/fixtures';
-import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
+import { createProject, ISO_TIMESTAMP, TestProject, withKey } from './support/fixtures';
+import { ADMIN_TOKEN, engine, startTestApp, TestApp } from './support/test-app';
 
 describe('admin interface', () => {
   let t: TestApp;
@@ -99,6 +99,103 @@ describe('admin interface', () => {
       for (const id of ['00000000-0000-4000-8000-000000000000', 'not-an-id']) {
         const res = await admin().post(`/admin/v1/projects/${id}/members`, { name: 'X' }).expect(404);
         expect(res.body.code).toBe('not_found');
+      }
+    });
+
+    it('renames a member: tasks assigned to it show the new name', async () => {
+      const [, grace] = project.members;
+      const task = (await project.api.post('/api/v1/tasks', { title: 'Assigned', assigneeId: grace.membershipId }).expect(201)).body.task;
+      const res = await admin().patch(`/admin/v1/members/${grace.membershipId}`, { name: 'Grace Hopper' }).expect(200);
+      expect(res.body).toEqual({ member: { membershipId: grace.membershipId, name: 'Grace Hopper' } });
+      expect((await project.api.get(`/api/v1/tasks/${task.id}`).expect(200)).body.task.assignee).toEqual(res.body.member);
+      expect((await project.api.get('/api/v1/members').expect(200)).body.members).toContainEqual(res.body.member);
+    });
+
+    it('refuses a member rename that is empty, blank, unknown or of no member', async () => {
+      const [ada] = project.members;
+      expect((await admin().patch(`/admin/v1/members/${ada.membershipId}`, {}).expect(400)).body.code).toBe('empty_body');
+      expect((await admin().patch(`/admin/v1/members/${ada.membershipId}`, { name: ' ' }).expect(400)).body.code).toBe('validation_failed');
+      expect((await admin().patch(`/admin/v1/members/${ada.membershipId}`, { role: 'x' }).expect(400)).body.code).toBe('unknown_field');
+      for (const id of ['00000000-0000-4000-8000-000000000000', 'not-an-id']) {
+        expect((await admin().patch(`/admin/v1/members/${id}`, { name: 'X' }).expect(404)).body.code).toBe('not_found');
+      }
+    });
+
+    it('changes a label: tasks carrying it show the new name and colour; another label of that name is 409', async () => {
+      const own = await createProject(t, 'Label changes');
+      const [bug, feature] = own.labels;
+      const task = (await own.api.post('/api/v1/tasks', { title: 'Labelled', labelIds: [bug.id] }).expect(201)).body.task;
+      const res = await admin().patch(`/admin/v1/labels/${bug.id}`, { name: 'defect', color: '#ABCDEF' }).expect(200);
+      expect(res.body).toEqual({ label: { id: bug.id, name: 'defect', color: '#abcdef' } });
+      expect((await own.api.get(`/api/v1/tasks/${task.id}`).expect(200)).body.task.labels).toEqual([res.body.label]);
+      const taken = await admin().patch(`/admin/v1/labels/${feature.id}`, { name: 'defect' }).expect(409);
+      expect(taken.body.code).toBe('conflict');
+      expect((await admin().patch(`/admin/v1/labels/${feature.id}`, { color: 'red' }).expect(400)).body.code).toBe('validation_failed');
+      expect((await admin().patch('/admin/v1/labels/00000000-0000-4000-8000-000000000000', { name: 'x' }).expect(404)).body.code).toBe('not_found');
+    });
+
+    (engine === 'postgresql' ? it : it.skip)(
+      'renames a label while tasks are created with it, all at once, without a deadlock or a retry (PostgreSQL)',
+      async () => {
+        const own = await createProject(t, 'Label race');
+        const [bug] = own.labels;
+        const retries = async () =>
+          [...(await t.http.get('/metrics').expect(200)).text.matchAll(/^db_write_retries_total\{[^}]*\} (\d+)$/gm)].reduce(
+            (sum, [, n]) => sum + Number(n),
+            0,
+          );
+        const before = await retries();
+        const answers = await Promise.all([
+          ...Array.from({ length: 20 }, (_, i) => own.api.post('/api/v1/tasks', { title: `With the label ${i}`, labelIds: [bug.id] })),
+          ...Array.from({ length: 6 }, (_, i) => admin().patch(`/admin/v1/labels/${bug.id}`, { name: `bug ${i}` })),
+        ]);
+        expect(answers.map((res) => res.status).sort()).toEqual([...Array(6).fill(200), ...Array(20).fill(201)].sort());
+        expect(await retries()).toBe(before);
+        const events = (await own.api.get('/api/v1/events?after=5&limit=1000').expect(200)).body.events;
+        const renames = events.filter((event: { type: string }) => event.type === 'label.updated');
+        // Each rename from the name the one before it left.
+        for (let i = 1; i < renames.length; i++) expect(renames[i].data.changes[0].from).toBe(renames[i - 1].data.changes[0].to);
+      },
+    );
+
+    it('lists every project, newest first', async () => {
+      const older = (await admin().post('/admin/v1/projects', { name: 'Older' }).expect(201)).body.project;
+      const newer = (await admin().post('/admin/v1/projects', { name: 'Newer' }).expect(201)).body.project;
+      const { projects } = (await admin().get('/admin/v1/projects').expect(200)).body;
+      expect(projects.slice(0, 2)).toEqual([newer, older]);
+      expect(projects.map((listed: { id: string }) => listed.id)).toContain(project.id);
+      const times = projects.map((listed: { createdAt: string }) => listed.createdAt);
+      expect(times).toEqual([...times].sort().reverse());
+    });
+
+    it("lists a project's keys newest first, with lastUsedAt and revokedAt, never a secret or hash", async () => {
+      const own = await createProject(t, 'Key list');
+      const used = await own.issueKey(['tasks:create'], 'Used');
+      const revoked = await own.issueKey([], 'Revoked');
+      await admin().delete(`/admin/v1/keys/${revoked.id}`).expect(204);
+      await used.api.get('/api/v1/tasks').expect(200);
+      // The use is recorded in the background, without delaying the request.
+      let keys: Record<string, unknown>[] = [];
+      for (let tries = 0; tries < 50; tries++) {
+        keys = (await admin().get(`/admin/v1/projects/${own.id}/keys`).expect(200)).body.keys;
+        if (keys.find((key) => key.id === used.id)?.lastUsedAt) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(keys.map((key) => key.name)).toEqual(['Revoked', 'Used', 'Test key']);
+      for (const key of keys) {
+        expect(Object.keys(key).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'name', 'permissions', 'prefix', 'revokedAt']);
+        expect(JSON.stringify(key)).not.toContain(used.secret.slice(8));
+      }
+      expect(keys[0]).toMatchObject({ id: revoked.id, lastUsedAt: null, revokedAt: expect.stringMatching(ISO_TIMESTAMP) });
+      expect(keys[1]).toMatchObject({
+        id: used.id,
+        permissions: ['tasks:create'],
+        lastUsedAt: expect.stringMatching(ISO_TIMESTAMP),
+        revokedAt: null,
+      });
+      expect(used.secret.startsWith(keys[1].prefix as string)).toBe(true);
+      for (const id of ['00000000-0000-4000-8000-000000000000', 'not-an-id']) {
+        expect((await admin().get(`/admin/v1/projects/${id}/keys`).expect(404)).body.code).toBe('not_found');
       }
     });
 

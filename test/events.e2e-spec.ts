@@ -1,8 +1,11 @@
-import { asAdmin, createProject, createTask, ISO_TIMESTAMP, TestProject } from './support/fixtures';
+import { asAdmin, createProject, createTask, ISO_TIMESTAMP, TestProject, withKey } from './support/fixtures';
 import { engine, startTestApp, TestApp } from './support/test-app';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type EventJson = { id: string; sequence: number; type: string; occurredAt: string; actor: string; data: Record<string, any> };
+
+/** The events of createProject's set-up: 2 member.created, then 3 label.created. */
+const S = 5;
 
 describe('events and the change feed', () => {
   let t: TestApp;
@@ -18,14 +21,14 @@ describe('events and the change feed', () => {
   }
 
   describe('what each change emits', () => {
-    it('a create emits task.created with the task as GET answers it, numbered from 1, attributed to the key', async () => {
+    it('a create emits task.created with the task as GET answers it, numbered on from the set-up, attributed to the key', async () => {
       const project = await createProject(t, 'Events create');
       const task = await createTask(project, { title: 'First', labelIds: [project.labels[0].id] });
-      const events = await eventsAfter(project);
+      const events = await eventsAfter(project, S);
       expect(events).toHaveLength(1);
       const [event] = events;
       expect(Object.keys(event).sort()).toEqual(['actor', 'data', 'id', 'occurredAt', 'sequence', 'type']);
-      expect(event).toMatchObject({ sequence: 1, type: 'task.created', actor: 'Test key (API)' });
+      expect(event).toMatchObject({ sequence: S + 1, type: 'task.created', actor: 'Test key (API)' });
       expect(event.id).toMatch(/^[0-9a-f-]{36}$/);
       expect(event.occurredAt).toMatch(ISO_TIMESTAMP);
       const detail = (await project.api.get(`/api/v1/tasks/${task.id}`).expect(200)).body.task;
@@ -37,7 +40,7 @@ describe('events and the change feed', () => {
       const task = await createTask(project, { title: 'Before' });
       await project.api.patch(`/api/v1/tasks/${task.id}`, { title: 'After', priority: 'high' }).expect(200);
       await project.api.patch(`/api/v1/tasks/${task.id}`, { title: 'After', priority: 'high' }).expect(200);
-      const events = await eventsAfter(project, 1);
+      const events = await eventsAfter(project, S + 1);
       expect(events.map((event) => event.type)).toEqual(['task.updated']);
       const history = (await project.api.get(`/api/v1/tasks/${task.id}/history`).expect(200)).body.history;
       expect(events[0].data.changes).toEqual(history[0].changes);
@@ -53,15 +56,15 @@ describe('events and the change feed', () => {
       const parent = await createTask(project, { title: 'Parent' });
       const subtasks = [await createTask(project, { parentId: parent.id }), await createTask(project, { parentId: parent.id })];
       await project.api.delete(`/api/v1/tasks/${parent.id}`).expect(204);
-      const deleted = await eventsAfter(project, 3);
+      const deleted = await eventsAfter(project, S + 3);
       expect(deleted.map((event) => event.type)).toEqual(['task.deleted', 'task.deleted', 'task.deleted']);
-      expect(deleted.map((event) => event.sequence)).toEqual([4, 5, 6]);
+      expect(deleted.map((event) => event.sequence)).toEqual([S + 4, S + 5, S + 6]);
       expect(deleted.map((event) => event.data.task.id).sort()).toEqual([parent.id, ...subtasks.map((task) => task.id)].sort());
       const trash = (await project.api.get('/api/v1/trash').expect(200)).body.tasks;
       for (const event of deleted) expect(event.data).toEqual({ task: trash.find((task: { id: string }) => task.id === event.data.task.id) });
 
       await project.api.post(`/api/v1/trash/${parent.id}/restore`).expect(200);
-      const restored = await eventsAfter(project, 6);
+      const restored = await eventsAfter(project, S + 6);
       expect(restored.map((event) => event.type)).toEqual(['task.restored', 'task.restored', 'task.restored']);
       const parentEvent = restored.find((event) => event.data.task.id === parent.id)!;
       expect(parentEvent.data).toEqual({ task: (await project.api.get(`/api/v1/tasks/${parent.id}`)).body.task });
@@ -73,7 +76,7 @@ describe('events and the change feed', () => {
       const subtask = await createTask(project, { parentId: parent.id });
       await project.api.delete(`/api/v1/tasks/${parent.id}`).expect(204);
       await project.api.delete(`/api/v1/trash/${parent.id}`).expect(204);
-      const purged = await eventsAfter(project, 4);
+      const purged = await eventsAfter(project, S + 4);
       expect(purged.map((event) => [event.type, event.data])).toEqual([
         ['task.purged', { task: { id: parent.id } }],
         ['task.purged', { task: { id: subtask.id } }],
@@ -86,7 +89,7 @@ describe('events and the change feed', () => {
       const blocker = await createTask(project, { title: 'Blocker' });
       await project.api.post(`/api/v1/tasks/${blocked.id}/dependencies`, { blockedById: blocker.id }).expect(201);
       await project.api.delete(`/api/v1/tasks/${blocked.id}/dependencies/${blocker.id}`).expect(204);
-      const events = await eventsAfter(project, 2);
+      const events = await eventsAfter(project, S + 2);
       expect(events.map((event) => [event.type, event.data.task.id, event.data.blockedById])).toEqual([
         ['task.dependency_added', blocked.id, blocker.id],
         ['task.dependency_removed', blocked.id, blocker.id],
@@ -108,7 +111,7 @@ describe('events and the change feed', () => {
       await admin.post(`/admin/v1/sprints/${sprint.id}/close`, { moveOpenTasksTo: next.id }).expect(200);
       await project.api.delete(`/api/v1/sprints/${next.id}`).expect(204);
 
-      const events = await eventsAfter(project);
+      const events = await eventsAfter(project, S);
       expect(events.map((event) => event.type)).toEqual([
         'sprint.created',
         'sprint.created',
@@ -121,7 +124,7 @@ describe('events and the change feed', () => {
         'task.updated',
         'sprint.deleted',
       ]);
-      expect(events.map((event) => event.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(events.map((event) => event.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) => S + n));
       expect(events[0].data).toEqual({ sprint: { ...sprint } });
       expect(events[2].data.changes).toEqual([{ field: 'goal', from: null, to: 'Ship' }]);
       expect(events[5]).toMatchObject({ actor: 'App', data: { sprint: { id: sprint.id, status: 'active' } } });
@@ -138,14 +141,77 @@ describe('events and the change feed', () => {
       expect(events[9].data).toEqual({ sprint: { id: next.id } });
     });
 
+    it('the app side emits member.* and label.* events with the member or label as the lists show it, by the App; a PATCH that changes nothing emits nothing', async () => {
+      const project = await createProject(t, 'Events labels and members');
+      const admin = asAdmin(t);
+      const setUp = await eventsAfter(project);
+      expect(setUp.map((event) => [event.sequence, event.type, event.actor])).toEqual([
+        [1, 'member.created', 'App'],
+        [2, 'member.created', 'App'],
+        [3, 'label.created', 'App'],
+        [4, 'label.created', 'App'],
+        [5, 'label.created', 'App'],
+      ]);
+      expect(setUp[0].data).toEqual({ member: project.members[0] });
+      expect(setUp[2].data).toEqual({ label: project.labels[0] });
+
+      const [ada] = project.members;
+      const [bug] = project.labels;
+      await admin.patch(`/admin/v1/members/${ada.membershipId}`, { name: 'Ada Lovelace' }).expect(200);
+      await admin.patch(`/admin/v1/members/${ada.membershipId}`, { name: 'Ada Lovelace' }).expect(200);
+      await admin.patch(`/admin/v1/labels/${bug.id}`, { name: 'defect', color: '#FF0000' }).expect(200);
+      await admin.patch(`/admin/v1/labels/${bug.id}`, { color: '#ff0000' }).expect(200);
+      const events = await eventsAfter(project, S);
+      expect(events.map((event) => [event.type, event.actor])).toEqual([
+        ['member.updated', 'App'],
+        ['label.updated', 'App'],
+      ]);
+      const members = (await project.api.get('/api/v1/members').expect(200)).body.members;
+      const labels = (await project.api.get('/api/v1/labels').expect(200)).body.labels;
+      expect(events[0].data).toEqual({
+        member: members.find((member: { membershipId: string }) => member.membershipId === ada.membershipId),
+        changes: [{ field: 'name', from: 'Ada', to: 'Ada Lovelace' }],
+      });
+      expect(events[1].data).toEqual({
+        label: { id: bug.id, name: 'defect', color: '#ff0000' },
+        changes: [
+          { field: 'name', from: 'bug', to: 'defect' },
+          { field: 'color', from: '#d73a4a', to: '#ff0000' },
+        ],
+      });
+      expect(labels).toContainEqual(events[1].data.label);
+    });
+
+    it('filters the feed by the label and member event types', async () => {
+      const project = await createProject(t, 'Events label filter');
+      const res = await project.api.get('/api/v1/events?types=label.created').expect(200);
+      expect(res.body.events.map((event: EventJson) => event.data.label)).toEqual(project.labels);
+    });
+
+    it('purging a task removes its dependency links with task.purged alone: no task.dependency_removed for them', async () => {
+      const project = await createProject(t, 'Events purge links');
+      const doomed = await createTask(project, { title: 'Doomed' });
+      const blocker = await createTask(project, { title: 'Blocks the doomed one' });
+      const waiting = await createTask(project, { title: 'Waits for the doomed one' });
+      await project.api.post(`/api/v1/tasks/${doomed.id}/dependencies`, { blockedById: blocker.id }).expect(201);
+      await project.api.post(`/api/v1/tasks/${waiting.id}/dependencies`, { blockedById: doomed.id }).expect(201);
+      await project.api.delete(`/api/v1/tasks/${doomed.id}`).expect(204);
+      await project.api.delete(`/api/v1/trash/${doomed.id}`).expect(204);
+      const events = await eventsAfter(project, S + 6);
+      expect(events.map((event) => [event.type, event.data])).toEqual([['task.purged', { task: { id: doomed.id } }]]);
+      for (const task of [blocker, waiting]) {
+        expect((await project.api.get(`/api/v1/tasks/${task.id}`).expect(200)).body.task.dependencies).toEqual({ blockedBy: [], blocks: [] });
+      }
+    });
+
     it('keeps each project to its own feed and numbering', async () => {
       const one = await createProject(t, 'Events one');
       const other = await createProject(t, 'Events other');
       await createTask(one);
       await createTask(other);
       await createTask(other);
-      expect((await eventsAfter(one)).map((event) => event.sequence)).toEqual([1]);
-      expect((await eventsAfter(other)).map((event) => event.sequence)).toEqual([1, 2]);
+      expect((await eventsAfter(one, S)).map((event) => event.sequence)).toEqual([S + 1]);
+      expect((await eventsAfter(other, S)).map((event) => event.sequence)).toEqual([S + 1, S + 2]);
     });
   });
 
@@ -159,20 +225,20 @@ describe('events and the change feed', () => {
     });
 
     it('pages oldest first with after and limit, nextAfter and hasMore', async () => {
-      const page = await project.api.get('/api/v1/events?limit=4').expect(200);
-      expect(page.body.events.map((event: EventJson) => event.sequence)).toEqual([1, 2, 3, 4]);
-      expect(page.body).toMatchObject({ nextAfter: 4, hasMore: true });
+      const page = await project.api.get(`/api/v1/events?after=${S}&limit=4`).expect(200);
+      expect(page.body.events.map((event: EventJson) => event.sequence)).toEqual([S + 1, S + 2, S + 3, S + 4]);
+      expect(page.body).toMatchObject({ nextAfter: S + 4, hasMore: true });
       const rest = await project.api.get(`/api/v1/events?after=${page.body.nextAfter}&limit=4`).expect(200);
-      expect(rest.body.events.map((event: EventJson) => event.sequence)).toEqual([5, 6, 7]);
-      expect(rest.body).toMatchObject({ nextAfter: 7, hasMore: false });
-      const none = await project.api.get('/api/v1/events?after=7').expect(200);
-      expect(none.body).toEqual({ events: [], nextAfter: 7, hasMore: false });
+      expect(rest.body.events.map((event: EventJson) => event.sequence)).toEqual([S + 5, S + 6, S + 7]);
+      expect(rest.body).toMatchObject({ nextAfter: S + 7, hasMore: false });
+      const none = await project.api.get(`/api/v1/events?after=${S + 7}`).expect(200);
+      expect(none.body).toEqual({ events: [], nextAfter: S + 7, hasMore: false });
     });
 
     it('filters by types', async () => {
       const res = await project.api.get('/api/v1/events?types=task.updated,sprint.closed').expect(200);
-      expect(res.body.events.map((event: EventJson) => [event.sequence, event.type])).toEqual([[7, 'task.updated']]);
-      expect(res.body.nextAfter).toBe(7);
+      expect(res.body.events.map((event: EventJson) => [event.sequence, event.type])).toEqual([[S + 7, 'task.updated']]);
+      expect(res.body.nextAfter).toBe(S + 7);
     });
 
     it.each([
@@ -189,6 +255,18 @@ describe('events and the change feed', () => {
       expect(res.body).toMatchObject({ code: 'validation_failed', errors: [{ field }] });
     });
 
+    it('refuses an after beyond the last sequence with 400 naming after, with lastSequence, also when waiting', async () => {
+      for (const query of [`after=${S + 8}`, `after=${S + 8}&wait=1`, 'after=9007199254740991']) {
+        const res = await project.api.get(`/api/v1/events?${query}`).expect(400);
+        expect(res.body).toMatchObject({ code: 'validation_failed', errors: [{ field: 'after' }], lastSequence: S + 7 });
+      }
+      const fresh = await asAdmin(t).post('/admin/v1/projects', { name: 'No events yet' }).expect(201);
+      const key = await asAdmin(t).post(`/admin/v1/projects/${fresh.body.project.id}/keys`, { name: 'Reader', permissions: [] }).expect(201);
+      const empty = withKey(t, key.body.secret);
+      expect((await empty.get('/api/v1/events?after=0').expect(200)).body).toEqual({ events: [], nextAfter: 0, hasMore: false });
+      expect((await empty.get('/api/v1/events?after=1').expect(400)).body).toMatchObject({ errors: [{ field: 'after' }], lastSequence: 0 });
+    });
+
     it('refuses an unknown parameter', async () => {
       expect((await project.api.get('/api/v1/events?since=1').expect(400)).body.code).toBe('unknown_field');
     });
@@ -198,7 +276,7 @@ describe('events and the change feed', () => {
     it('holds a wait request until an event commits, and answers within 500 ms of it', async () => {
       const project = await createProject(t, 'Long poll');
       const started = Date.now();
-      const held = project.api.get('/api/v1/events?after=0&wait=10').then((res) => ({ res, at: Date.now() }));
+      const held = project.api.get(`/api/v1/events?after=${S}&wait=10`).then((res) => ({ res, at: Date.now() }));
       await new Promise((resolve) => setTimeout(resolve, 700));
       const task = await createTask(project, { title: 'Wakes the poll' });
       const committed = Date.now();
@@ -216,7 +294,7 @@ describe('events and the change feed', () => {
       await project.api.get('/api/v1/events?wait=10').expect(200);
       expect(Date.now() - quick).toBeLessThan(1000);
 
-      const held = project.api.get('/api/v1/events?after=1&wait=10&types=task.updated');
+      const held = project.api.get(`/api/v1/events?after=${S + 1}&wait=10&types=task.updated`);
       await new Promise((resolve) => setTimeout(resolve, 300));
       const other = await createTask(project);
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -228,8 +306,8 @@ describe('events and the change feed', () => {
     it('answers an empty page when nothing happens before the wait ends', async () => {
       const project = await createProject(t, 'Long poll timeout');
       const started = Date.now();
-      const res = await project.api.get('/api/v1/events?wait=2').expect(200);
-      expect(res.body).toEqual({ events: [], nextAfter: 0, hasMore: false });
+      const res = await project.api.get(`/api/v1/events?after=${S}&wait=2`).expect(200);
+      expect(res.body).toEqual({ events: [], nextAfter: S, hasMore: false });
       expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
       expect(Date.now() - started).toBeLessThan(4000);
     });
@@ -238,7 +316,7 @@ describe('events and the change feed', () => {
       const project = await createProject(t, 'Two instances');
       const second = await startTestApp({}, { url: t.config.databaseUrl, alter: async () => undefined, drop: async () => undefined });
       try {
-        const held = project.api.get('/api/v1/events?wait=10').then((res) => ({ res, at: Date.now() }));
+        const held = project.api.get(`/api/v1/events?after=${S}&wait=10`).then((res) => ({ res, at: Date.now() }));
         await new Promise((resolve) => setTimeout(resolve, 500));
         const created = await second.http
           .post('/api/v1/tasks')
@@ -263,8 +341,8 @@ describe('events and the change feed', () => {
       const seen: number[] = [];
       let writing = true;
       const reader = (async () => {
-        let after = 0;
-        while (writing || after < writers * changesEach) {
+        let after = S;
+        while (writing || after < S + writers * changesEach) {
           const res = await project.api.get(`/api/v1/events?after=${after}&limit=1000&wait=2`).expect(200);
           for (const event of res.body.events as EventJson[]) seen.push(event.sequence);
           after = res.body.nextAfter;
@@ -280,7 +358,7 @@ describe('events and the change feed', () => {
       writing = false;
       await reader;
       const total = writers * changesEach;
-      expect(seen).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+      expect(seen).toEqual(Array.from({ length: total }, (_, index) => S + index + 1));
     }, 180_000);
 
     it('shows in each event the rows as every change numbered before it left them, even when the changes ran at once', async () => {

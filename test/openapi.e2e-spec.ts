@@ -89,10 +89,13 @@ describe('OpenAPI document', () => {
     const admin = operations().filter(({ path }) => path.startsWith('/admin/'));
     expect(admin.map(({ method, path, operation }) => [method, path, operation.operationId])).toEqual([
       ['post', '/admin/v1/projects', 'createProject'],
+      ['get', '/admin/v1/projects', 'listProjects'],
       ['post', '/admin/v1/projects/{projectId}/members', 'createMember'],
+      ['patch', '/admin/v1/members/{membershipId}', 'updateMember'],
       ['post', '/admin/v1/projects/{projectId}/labels', 'createLabel'],
       ['patch', '/admin/v1/labels/{labelId}', 'updateLabel'],
       ['post', '/admin/v1/projects/{projectId}/keys', 'issueApiKey'],
+      ['get', '/admin/v1/projects/{projectId}/keys', 'listApiKeys'],
       ['delete', '/admin/v1/keys/{keyId}', 'revokeApiKey'],
       ['post', '/admin/v1/sprints/{sprintId}/activate', 'activateSprint'],
       ['post', '/admin/v1/sprints/{sprintId}/close', 'closeSprint'],
@@ -169,6 +172,28 @@ describe('OpenAPI document', () => {
     expect(init.text).toMatch(/"persistAuthorization":\s*true/);
   });
 
+  it('documents the event stream as text/event-stream whose data are events, with Last-Event-ID and its refusals, and no ETag', () => {
+    const stream = paths['/api/v1/events/stream'].get as Operation & {
+      responses: Record<string, { content?: Record<string, { schema: object; 'x-event-data'?: object }> }>;
+    };
+    expect(stream.operationId).toBe('streamEvents');
+    expect(Object.keys(stream.responses['200'].content ?? {})).toEqual(['text/event-stream']);
+    expect(stream.responses['200'].content!['text/event-stream']['x-event-data']).toEqual({ $ref: '#/components/schemas/EventDto' });
+    expect(Object.keys(stream.responses['200'].headers ?? {})).toEqual(expect.arrayContaining(['Cache-Control', 'X-Accel-Buffering']));
+    expect(Object.keys(stream.responses['200'].headers ?? {})).not.toContain('ETag');
+    expect(stream.responses['304']).toBeUndefined();
+    expect(stream.parameters?.map((parameter) => parameter.name)).toEqual(expect.arrayContaining(['after', 'types', 'Last-Event-ID']));
+    for (const path of ['/api/v1/events', '/api/v1/events/stream']) {
+      expect(paths[path].get.responses['400'].content?.['application/problem+json'].schema.$ref).toBe('#/components/schemas/EventFeedProblemDto');
+      expect(paths[path].get.responses['410']).toBeDefined();
+    }
+    expect(schemas.EventFeedProblemDto.properties?.lastSequence).toBeDefined();
+    expect(schemas.EventDataDto.properties).toEqual(expect.objectContaining({ label: expect.anything(), member: expect.anything() }));
+    expect(schemas.EventDto.properties?.type.enum).toEqual(
+      expect.arrayContaining(['label.created', 'label.updated', 'member.created', 'member.updated']),
+    );
+  });
+
   it('declares no key on the operations that need none', () => {
     for (const path of ['/health', '/metrics', '/ready']) {
       expect(paths[path].get.security).toEqual([]);
@@ -219,8 +244,8 @@ describe('OpenAPI document', () => {
           checked.push(where);
         } else if (name === 'labelIds') {
           expect([where, (property as { items?: Schema }).items?.format]).toEqual([where, 'uuid']);
-        } else if (name === 'status' && schemaName !== 'ProblemDto' && scalar) {
-          // (ProblemDto.status is the HTTP status.)
+        } else if (name === 'status' && !schemaName.endsWith('ProblemDto') && scalar) {
+          // (ProblemDto.status, and that of the problems that extend it, is the HTTP status.)
           expect([where, Array.isArray(scalar.enum)]).toEqual([where, true]);
         } else if (/At$/.test(name)) {
           expect([where, property.format]).toEqual([where, 'date-time']);

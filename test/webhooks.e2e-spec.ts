@@ -3,7 +3,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { describeWebhookDeliveries } from '../src/webhooks/webhook-openapi';
 import { WEBHOOK_DISABLED_ERROR } from '../src/webhooks/pending-deliveries';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
-import { createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
+import { asAdmin, createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 import { sleep, startReceiver, waitUntil, WebhookReceiver } from './support/webhook-receiver';
 
@@ -192,7 +192,8 @@ describe('webhooks', () => {
       expect(request.method).toBe('POST');
       expect(request.path).toBe('/hooks');
       expect(request.headers['content-type']).toBe('application/json');
-      const feed = await project.api.get('/api/v1/events').expect(200);
+      // After createProject's set-up (2 member.created, 3 label.created), made before the subscription.
+      const feed = await project.api.get('/api/v1/events?after=5').expect(200);
       const event = feed.body.events[0];
       expect(request.headers['webhook-id']).toBe(event.id);
       expect(Number(request.headers['webhook-timestamp'])).toBeCloseTo(Date.now() / 1000, -1);
@@ -241,6 +242,25 @@ describe('webhooks', () => {
         'task.deleted',
       ]);
       expect((await deliveriesOf(project, sprintsOnly.webhook.id)).map((delivery) => delivery.eventType)).toEqual(['sprint.created']);
+    });
+
+    it('delivers label and member events to the webhooks subscribed to them, as the feed has them', async () => {
+      const project = await createProject(t, 'Webhooks labels and members');
+      const { webhook } = await subscribe(project, { events: ['label.updated', 'member.created'] });
+      expect(webhook.events).toEqual(['label.updated', 'member.created']);
+      await asAdmin(t).patch(`/admin/v1/labels/${project.labels[0].id}`, { name: 'defect' }).expect(200);
+      await asAdmin(t).post(`/admin/v1/projects/${project.id}/members`, { name: 'Linus' }).expect(201);
+      await project.api.post('/api/v1/sprints', { name: 'Not subscribed' }).expect(201);
+      await receiver.waitFor(2);
+      await sleep(200);
+      // At least once, in any order: receivers order by sequence.
+      const delivered = receiver.received.map((request) => JSON.parse(request.body)).sort((a, b) => a.sequence - b.sequence);
+      expect(delivered.map((event) => [event.type, event.actor])).toEqual([
+        ['label.updated', 'App'],
+        ['member.created', 'App'],
+      ]);
+      const feed = (await project.api.get('/api/v1/events?after=5').expect(200)).body.events;
+      expect(delivered).toEqual(feed.slice(0, 2));
     });
 
     it('retries a receiver that answers 500 twice, after each delay of the schedule, and the log shows every attempt', async () => {
@@ -472,7 +492,8 @@ describe('webhooks', () => {
       expect(first.body.nextCursor).toEqual(expect.any(String));
       const second = await project.api.get(`/api/v1/webhooks/${webhook.id}/deliveries?limit=2&cursor=${first.body.nextCursor}`).expect(200);
       expect(second.body).toEqual({ deliveries: [expect.any(Object)], nextCursor: null });
-      const feed = (await project.api.get('/api/v1/events').expect(200)).body.events as { id: string }[];
+      // After createProject's set-up, made before the subscription.
+      const feed = (await project.api.get('/api/v1/events?after=5').expect(200)).body.events as { id: string }[];
       const listed = [...first.body.deliveries, ...second.body.deliveries].map((delivery: { eventId: string }) => delivery.eventId);
       expect(listed).toEqual(feed.map((event) => event.id).reverse());
 

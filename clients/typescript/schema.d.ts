@@ -465,6 +465,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/events/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The change feed as Server-Sent Events
+     * @description The change feed as Server-Sent Events: the project's events after `Last-Event-ID` (the header an EventSource sends when it reconnects), else after `after`, else from now on; oldest first, then live as they commit (within about 100 ms, whichever instance wrote them). Each message is `id: <sequence>`, `event: <type>` and `data: <the event as JSON, on one line>`; the first is `retry: 2000`, and a `: keep-alive` comment comes every 15 s. The stream ends when the service shuts down: reconnect with Last-Event-ID. An idle stream holds no database connection; a key holds at most 10 streams at once.
+     */
+    get: operations['streamEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/webhooks': {
     parameters: {
       query?: never;
@@ -564,7 +584,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * Every project of the deployment, newest first
+     * @description Every project of the deployment, newest first.
+     */
+    get: operations['listProjects'];
     put?: never;
     /**
      * Creates a project
@@ -588,13 +612,33 @@ export interface paths {
     put?: never;
     /**
      * Adds a member to a project
-     * @description Adds a member to a project: tasks are assigned to its membershipId.
+     * @description Adds a member to a project: tasks are assigned to its membershipId. Emits member.created.
      */
     post: operations['createMember'];
     delete?: never;
     options?: never;
     head?: never;
     patch?: never;
+    trace?: never;
+  };
+  '/admin/v1/members/{membershipId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Renames a member
+     * @description Renames a member: every task assigned to it shows the new name. Emits member.updated (with `changes`); a name equal to the current one changes nothing and emits nothing.
+     */
+    patch: operations['updateMember'];
     trace?: never;
   };
   '/admin/v1/projects/{projectId}/labels': {
@@ -608,7 +652,7 @@ export interface paths {
     put?: never;
     /**
      * Adds a label to a project
-     * @description Adds a label to a project; names are unique within it.
+     * @description Adds a label to a project; names are unique within it. Emits label.created.
      */
     post: operations['createLabel'];
     delete?: never;
@@ -632,7 +676,7 @@ export interface paths {
     head?: never;
     /**
      * Renames a label or changes its colour
-     * @description Renames a label or changes its colour: every task carrying it shows the new one.
+     * @description Renames a label or changes its colour: every task carrying it shows the new one. Emits label.updated (with `changes`); values equal to the current ones change nothing and emit nothing.
      */
     patch: operations['updateLabel'];
     trace?: never;
@@ -644,7 +688,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * The project's keys, newest first, revoked ones included
+     * @description The project's keys, newest first, revoked ones included: when each was last used (recorded at most once a minute) and revoked. Never a secret or its hash.
+     */
+    get: operations['listApiKeys'];
     put?: never;
     /**
      * Issues a key
@@ -1308,7 +1356,14 @@ export interface components {
        *     frozen at the close, as GET /api/v1/sprints/{sprintId}/report answers it from then on.
        */
       report?: components['schemas']['SprintCommitmentDto'] | components['schemas']['SprintReportDto'];
-      /** @description task.updated and sprint.updated: each field's before and after, as in history. */
+      /**
+       * @description label.created and label.updated: the label right after the change, as GET /api/v1/labels
+       *     lists it. Tasks show labels by id: a mirror joins them (README, the change feed).
+       */
+      label?: components['schemas']['LabelDto'];
+      /** @description member.created and member.updated: the member right after the change, as GET /api/v1/members lists it. */
+      member?: components['schemas']['MemberDto'];
+      /** @description task.updated, sprint.updated, label.updated and member.updated: each field's before and after, as in history. */
       changes?: components['schemas']['FieldChangeDto'][];
     };
     EventDto: {
@@ -1329,7 +1384,11 @@ export interface components {
         | 'sprint.updated'
         | 'sprint.deleted'
         | 'sprint.activated'
-        | 'sprint.closed';
+        | 'sprint.closed'
+        | 'label.created'
+        | 'label.updated'
+        | 'member.created'
+        | 'member.updated';
       /** Format: date-time */
       occurredAt: string;
       /** @description "<key name> (API)", or "App" for the product's app. */
@@ -1343,6 +1402,61 @@ export interface components {
       events: components['schemas']['EventDto'][];
       /** @description More events match after these: read again at once. */
       hasMore: boolean;
+    };
+    EventFeedProblemDto: {
+      /**
+       * @description Always about:blank: `code` says what happened.
+       * @example about:blank
+       */
+      type: string;
+      /** @example Bad Request */
+      title: string;
+      /** @example 400 */
+      status: number;
+      /** @example title must be 1 to 200 characters */
+      detail: string;
+      /**
+       * @description Stable machine-readable word (decisions.md section 1).
+       * @example validation_failed
+       * @enum {string}
+       */
+      code:
+        | 'validation_failed'
+        | 'unknown_field'
+        | 'read_only_field'
+        | 'empty_body'
+        | 'malformed_json'
+        | 'invalid_cursor'
+        | 'invalid_date_window'
+        | 'nesting_too_deep'
+        | 'unauthenticated'
+        | 'insufficient_permission'
+        | 'not_found'
+        | 'conflict'
+        | 'dependency_cycle'
+        | 'dependency_exists'
+        | 'payload_too_large'
+        | 'unsupported_media_type'
+        | 'rate_limited'
+        | 'service_unavailable'
+        | 'invalid_idempotency_key'
+        | 'idempotency_key_reused'
+        | 'idempotency_in_progress'
+        | 'precondition_failed'
+        | 'events_expired'
+        | 'invalid_webhook_url'
+        | 'database_unavailable'
+        | 'internal';
+      /**
+       * @description Present on 403: the permission the key lacks.
+       * @example tasks:edit
+       * @enum {string}
+       */
+      requiredPermission?: 'tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage';
+      /** @description Present for field-level problems. */
+      errors?: components['schemas']['FieldErrorDto'][];
+      /** @description With `after` beyond the end (validation_failed): the project's last sequence, where a reader may start. */
+      lastSequence?: number;
     };
     WebhookDto: {
       /** Format: uuid */
@@ -1360,6 +1474,10 @@ export interface components {
         | 'sprint.deleted'
         | 'sprint.activated'
         | 'sprint.closed'
+        | 'label.created'
+        | 'label.updated'
+        | 'member.created'
+        | 'member.updated'
         | '*'
       )[];
       description: string | null;
@@ -1400,6 +1518,10 @@ export interface components {
         | 'sprint.deleted'
         | 'sprint.activated'
         | 'sprint.closed'
+        | 'label.created'
+        | 'label.updated'
+        | 'member.created'
+        | 'member.updated'
         | '*'
       )[];
       /** @description Up to 500 characters, for the people who manage webhooks. */
@@ -1444,6 +1566,10 @@ export interface components {
         | 'sprint.deleted'
         | 'sprint.activated'
         | 'sprint.closed'
+        | 'label.created'
+        | 'label.updated'
+        | 'member.created'
+        | 'member.updated'
         | '*'
       )[];
       /** @description Up to 500 characters, for the people who manage webhooks. */
@@ -1472,7 +1598,11 @@ export interface components {
         | 'sprint.updated'
         | 'sprint.deleted'
         | 'sprint.activated'
-        | 'sprint.closed';
+        | 'sprint.closed'
+        | 'label.created'
+        | 'label.updated'
+        | 'member.created'
+        | 'member.updated';
       /**
        * @description pending: an attempt is due or running; succeeded: a 2xx came back; failed: no attempt left
        * @enum {string}
@@ -1518,6 +1648,10 @@ export interface components {
     ProjectResponseDto: {
       project: components['schemas']['ProjectDto'];
     };
+    ProjectListDto: {
+      /** @description Newest first. */
+      projects: components['schemas']['ProjectDto'][];
+    };
     CreateMemberDto: {
       /**
        * @description 1 to 200 characters, not only white space.
@@ -1527,6 +1661,13 @@ export interface components {
     };
     MemberResponseDto: {
       member: components['schemas']['MemberDto'];
+    };
+    UpdateMemberDto: {
+      /**
+       * @description 1 to 200 characters, not only white space.
+       * @example Ada Lovelace
+       */
+      name?: string;
     };
     CreateLabelDto: {
       /**
@@ -1584,6 +1725,30 @@ export interface components {
       key: components['schemas']['ApiKeyDto'];
       /** @description The key itself: shown this once, stored only as a hash. */
       secret: string;
+    };
+    ListedApiKeyDto: {
+      /** Format: uuid */
+      id: string;
+      permissions: ('tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage')[];
+      /** Format: date-time */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When a request last authenticated with it (recorded at most once a minute), or null if never.
+       */
+      lastUsedAt: string | null;
+      /**
+       * Format: date-time
+       * @description When it was revoked, or null while it works.
+       */
+      revokedAt: string | null;
+      name: string;
+      /** @description The readable start of the key, to recognise it. */
+      prefix: string;
+    };
+    ApiKeyListDto: {
+      /** @description Newest first, revoked keys included; never a secret or its hash. */
+      keys: components['schemas']['ListedApiKeyDto'][];
     };
     CloseSprintDto: {
       /**
@@ -1663,6 +1828,7 @@ export type SprintCommitmentDto = components['schemas']['SprintCommitmentDto'];
 export type EventDataDto = components['schemas']['EventDataDto'];
 export type EventDto = components['schemas']['EventDto'];
 export type EventFeedDto = components['schemas']['EventFeedDto'];
+export type EventFeedProblemDto = components['schemas']['EventFeedProblemDto'];
 export type WebhookDto = components['schemas']['WebhookDto'];
 export type WebhookListDto = components['schemas']['WebhookListDto'];
 export type CreateWebhookDto = components['schemas']['CreateWebhookDto'];
@@ -1675,14 +1841,18 @@ export type WebhookDeliveryResponseDto = components['schemas']['WebhookDeliveryR
 export type CreateProjectDto = components['schemas']['CreateProjectDto'];
 export type ProjectDto = components['schemas']['ProjectDto'];
 export type ProjectResponseDto = components['schemas']['ProjectResponseDto'];
+export type ProjectListDto = components['schemas']['ProjectListDto'];
 export type CreateMemberDto = components['schemas']['CreateMemberDto'];
 export type MemberResponseDto = components['schemas']['MemberResponseDto'];
+export type UpdateMemberDto = components['schemas']['UpdateMemberDto'];
 export type CreateLabelDto = components['schemas']['CreateLabelDto'];
 export type LabelResponseDto = components['schemas']['LabelResponseDto'];
 export type UpdateLabelDto = components['schemas']['UpdateLabelDto'];
 export type CreateApiKeyDto = components['schemas']['CreateApiKeyDto'];
 export type ApiKeyDto = components['schemas']['ApiKeyDto'];
 export type IssuedApiKeyDto = components['schemas']['IssuedApiKeyDto'];
+export type ListedApiKeyDto = components['schemas']['ListedApiKeyDto'];
+export type ApiKeyListDto = components['schemas']['ApiKeyListDto'];
 export type CloseSprintDto = components['schemas']['CloseSprintDto'];
 export type HeaderXRequestId = components['headers']['X-Request-Id'];
 export type HeaderRateLimitLimit = components['headers']['RateLimit-Limit'];
@@ -8201,7 +8371,7 @@ export interface operations {
   listEvents: {
     parameters: {
       query?: {
-        /** @description Events after this sequence number; 0 (the default) reads from the first event. */
+        /** @description Events after this sequence number; 0 (the default) reads from the first event. At most the last sequence (else 400). */
         after?: number;
         /** @description At most this many events, 1 to 1000. */
         limit?: number;
@@ -8245,7 +8415,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
+      /** @description An invalid query parameter; or `after` beyond the end of the feed (validation_failed naming it, with `lastSequence`, where a reader may start) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8270,7 +8440,7 @@ export interface operations {
            *       ]
            *     }
            */
-          'application/problem+json': components['schemas']['ProblemDto'];
+          'application/problem+json': components['schemas']['EventFeedProblemDto'];
         };
       };
       /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
@@ -8296,7 +8466,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Events after `after` were removed by EVENT_RETENTION_DAYS (events_expired): resynchronise from the lists */
+      /** @description Events after the position were removed by EVENT_RETENTION_DAYS (events_expired): resynchronise from the lists */
       410: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8363,6 +8533,227 @@ export interface operations {
         };
       };
       /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  streamEvents: {
+    parameters: {
+      query?: {
+        /** @description Only these event types, comma-separated (e.g. `task.created,task.updated`). */
+        types?: string;
+        /**
+         * @description Start after this sequence number (0: from the first event); by default the current end, so
+         *     that only new events come. Last-Event-ID, when sent, wins. At most the last sequence (else 400).
+         */
+        after?: number;
+      };
+      header?: {
+        /** @description The id of the last event received: the stream starts after it (wins over `after`) */
+        'Last-Event-ID'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The stream, open until the client leaves or the service shuts down */
+      200: {
+        headers: {
+          /** @description Never cached */
+          'Cache-Control': 'private, no-cache';
+          /** @description Tells nginx not to buffer it */
+          'X-Accel-Buffering': 'no';
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': string;
+        };
+      };
+      /** @description An invalid query parameter; or `after` beyond the end of the feed (validation_failed naming it, with `lastSequence`, where a reader may start); or a Last-Event-ID that is not a sequence number, or beyond the end */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['EventFeedProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Events after the position were removed by EVENT_RETENTION_DAYS (events_expired): resynchronise from the lists */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Gone",
+           *       "status": 410,
+           *       "detail": "Events up to 1200 are no longer kept (EVENT_RETENTION_DAYS): resynchronise from the lists, then read from the current sequence",
+           *       "code": "events_expired"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key, or the key already holds 10 open streams (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10192,6 +10583,149 @@ export interface operations {
       };
     };
   };
+  listProjects: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ProjectListDto'];
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
   createProject: {
     parameters: {
       query?: never;
@@ -10442,6 +10976,194 @@ export interface operations {
            *       "title": "Not Found",
            *       "status": 404,
            *       "detail": "Project not found",
+           *       "code": "not_found"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict) */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  updateMember: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The membership's id */
+        membershipId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateMemberDto'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MemberResponseDto'];
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such member */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Member not found",
            *       "code": "not_found"
            *     }
            */
@@ -10863,6 +11585,171 @@ export interface operations {
         };
       };
       /** @description The body is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  listApiKeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The project's id */
+        projectId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKeyListDto'];
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such project */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Project not found",
+           *       "code": "not_found"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];

@@ -1,23 +1,26 @@
-import { Body, Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiConflictResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { ShowsSecret } from '../common/http/browser-edges';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import {
+  ApiKeyListDto,
   CreateApiKeyDto,
   CreateLabelDto,
   CreateMemberDto,
   CreateProjectDto,
   IssuedApiKeyDto,
   LabelResponseDto,
-  UpdateLabelDto,
   MemberResponseDto,
+  ProjectListDto,
   ProjectResponseDto,
+  UpdateLabelDto,
+  UpdateMemberDto,
 } from './admin.dto';
 import { AdminAuthenticated } from './admin-token.guard';
 import { AdminService } from './admin.service';
 
-/** The product's app side (decisions.md section 8): enabled only when ADMIN_TOKEN is set. */
+/** The product's app side (decisions.md sections 8 and 21): enabled only when ADMIN_TOKEN is set. */
 @ApiTags('admin')
 @AdminAuthenticated()
 @ApiBadRequestResponse({ description: 'Invalid body', type: ProblemDto })
@@ -31,14 +34,30 @@ export class AdminController {
     return this.admin.createProject(dto);
   }
 
-  /** Adds a member to a project: tasks are assigned to its membershipId. */
+  /** Every project of the deployment, newest first. */
+  @Get('projects')
+  listProjects(): Promise<ProjectListDto> {
+    return this.admin.listProjects();
+  }
+
+  /** Adds a member to a project: tasks are assigned to its membershipId. Emits member.created. */
   @Post('projects/:projectId/members')
   @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
   createMember(@Param('projectId') projectId: string, @Body() dto: CreateMemberDto): Promise<MemberResponseDto> {
     return this.admin.createMember(projectId, dto);
   }
 
-  /** Adds a label to a project; names are unique within it. */
+  /**
+   * Renames a member: every task assigned to it shows the new name. Emits member.updated (with
+   * `changes`); a name equal to the current one changes nothing and emits nothing.
+   */
+  @Patch('members/:membershipId')
+  @ApiNotFoundResponse({ description: 'No such member', type: ProblemDto })
+  updateMember(@Param('membershipId') membershipId: string, @Body(NonEmptyBodyPipe) dto: UpdateMemberDto): Promise<MemberResponseDto> {
+    return this.admin.updateMember(membershipId, dto);
+  }
+
+  /** Adds a label to a project; names are unique within it. Emits label.created. */
   @Post('projects/:projectId/labels')
   @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
   @ApiConflictResponse({ description: 'The project has a label of that name', type: ProblemDto })
@@ -46,7 +65,10 @@ export class AdminController {
     return this.admin.createLabel(projectId, dto);
   }
 
-  /** Renames a label or changes its colour: every task carrying it shows the new one. */
+  /**
+   * Renames a label or changes its colour: every task carrying it shows the new one. Emits
+   * label.updated (with `changes`); values equal to the current ones change nothing and emit nothing.
+   */
   @Patch('labels/:labelId')
   @ApiNotFoundResponse({ description: 'No such label', type: ProblemDto })
   @ApiConflictResponse({ description: 'The project has another label of that name', type: ProblemDto })
@@ -60,6 +82,16 @@ export class AdminController {
   @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
   issueApiKey(@Param('projectId') projectId: string, @Body() dto: CreateApiKeyDto): Promise<IssuedApiKeyDto> {
     return this.admin.issueKey(projectId, dto);
+  }
+
+  /**
+   * The project's keys, newest first, revoked ones included: when each was last used (recorded
+   * at most once a minute) and revoked. Never a secret or its hash.
+   */
+  @Get('projects/:projectId/keys')
+  @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
+  listApiKeys(@Param('projectId') projectId: string): Promise<ApiKeyListDto> {
+    return this.admin.listKeys(projectId);
   }
 
   /** Revokes a key: it stops working at once. */

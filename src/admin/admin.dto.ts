@@ -25,6 +25,11 @@ export class ProjectResponseDto {
   project: ProjectDto;
 }
 
+export class ProjectListDto {
+  /** Newest first. */
+  projects: ProjectDto[];
+}
+
 export class CreateMemberDto {
   /** 1 to 200 characters, not only white space. */
   @IsString()
@@ -33,6 +38,9 @@ export class CreateMemberDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'Ada Lovelace' })
   name: string;
 }
+
+/** A new name; tasks assigned to the member show it (they show members by id). */
+export class UpdateMemberDto extends PartialType(CreateMemberDto) {}
 
 export class MemberResponseDto {
   member: MemberDto;
@@ -86,6 +94,21 @@ export class ApiKeyDto {
   prefix: string;
   @ApiProperty({ type: String, format: 'date-time' })
   createdAt: string;
+}
+
+/** A key as the project's key list shows it: when it was last used, and whether it is revoked. */
+export class ListedApiKeyDto extends ApiKeyDto {
+  /** When a request last authenticated with it (recorded at most once a minute), or null if never. */
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  lastUsedAt: string | null;
+  /** When it was revoked, or null while it works. */
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  revokedAt: string | null;
+}
+
+export class ApiKeyListDto {
+  /** Newest first, revoked keys included; never a secret or its hash. */
+  keys: ListedApiKeyDto[];
 }
 
 export class IssuedApiKeyDto {

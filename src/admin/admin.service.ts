@@ -1,51 +1,139 @@
 import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { generateApiKey } from '../auth/api-keys';
-import { notFound } from '../common/errors/problem';
+import { APP_ACTOR, CHANGE_TIME, changesBetween, ChangeRecord } from '../changes/change';
+import { ChangeLog, Recorded } from '../changes/change-log.service';
+import { isoTimestamp } from '../common/dates';
+import { databaseViolation } from '../common/errors/database-errors';
+import { conflict, notFound } from '../common/errors/problem';
 import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
+import type { SqlTransaction } from '../database/sql';
+import { Prisma } from '../generated/prisma/client';
+import type { LabelDto, MemberDto } from '../projects/project-resources.dto';
 import type {
+  ApiKeyListDto,
   CreateApiKeyDto,
   CreateLabelDto,
   CreateMemberDto,
   CreateProjectDto,
   IssuedApiKeyDto,
   LabelResponseDto,
-  UpdateLabelDto,
   MemberResponseDto,
+  ProjectListDto,
   ProjectResponseDto,
+  UpdateLabelDto,
+  UpdateMemberDto,
 } from './admin.dto';
+import { LABEL_JSON, MEMBER_JSON } from './resource-view.sql';
 
-/** The app side of a project's set-up: projects, members, labels and keys. */
+/**
+ * The app side of a project's set-up: projects, members, labels and keys. Members and labels
+ * are shown inside tasks, so their creation and changes are changes of the project, recorded
+ * by ChangeLog like any other (events member.* and label.*, decisions.md section 20), by the App.
+ */
 @Injectable()
 export class AdminService {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly changes: ChangeLog,
+  ) {}
 
   async createProject(dto: CreateProjectDto): Promise<ProjectResponseDto> {
     const project = await this.prisma.project.create({ data: { name: dto.name } });
     return { project: { id: project.id, name: project.name, createdAt: project.createdAt.toISOString() } };
   }
 
+  /** Newest first. */
+  async listProjects(): Promise<ProjectListDto> {
+    const [row] = await this.prisma.sql.$queryRaw<ProjectListDto[]>`
+      SELECT COALESCE(json_agg(json_build_object('id', p.id, 'name', p.name, 'createdAt', ${Prisma.raw(isoTimestamp('p.created_at'))})
+                               ORDER BY p.created_at DESC, p.id DESC), '[]'::json) AS projects
+        FROM projects p`;
+    return row;
+  }
+
   async createMember(projectId: string, dto: CreateMemberDto): Promise<MemberResponseDto> {
     await this.assertProject(projectId);
-    const member = await this.prisma.membership.create({ data: { projectId, name: dto.name } });
-    return { member: { membershipId: member.id, name: member.name } };
+    const memberId = randomUUID();
+    const recorded = await this.prisma.write((tx) =>
+      this.record(
+        tx,
+        projectId,
+        { member: memberId, action: 'created' },
+        Prisma.sql`INSERT INTO memberships (id, project_id, name, created_at) VALUES (${memberId}::uuid, ${projectId}::uuid, ${dto.name}, ${CHANGE_TIME})`,
+      ),
+    );
+    return { member: recorded.members[memberId] };
+  }
+
+  /** A name equal to the current one changes nothing: no write, no event. */
+  async updateMember(membershipId: string, dto: UpdateMemberDto): Promise<MemberResponseDto> {
+    const member = await this.prisma.write(async (tx) => {
+      // No write locks a member more strongly than KEY SHARE (a task assigned to it): NO KEY UPDATE waits for nobody.
+      const [current] = isUuid(membershipId)
+        ? await tx.$queryRaw<{ projectId: string; view: MemberDto }[]>`
+            SELECT m.project_id::text AS "projectId", ${MEMBER_JSON} AS view FROM memberships m WHERE m.id = ${membershipId}::uuid FOR NO KEY UPDATE`
+        : [];
+      if (!current) throw notFound('Member');
+      const name = dto.name ?? current.view.name;
+      const changes = changesBetween(current.view, { name });
+      if (changes.length === 0) return current.view;
+      const recorded = await this.record(
+        tx,
+        current.projectId,
+        { member: membershipId, action: 'updated', changes },
+        Prisma.sql`UPDATE memberships SET name = ${name} WHERE id = ${membershipId}::uuid`,
+      );
+      return recorded.members[membershipId];
+    });
+    return { member };
   }
 
   async createLabel(projectId: string, dto: CreateLabelDto): Promise<LabelResponseDto> {
     await this.assertProject(projectId);
-    const label = await this.prisma.label.create({
-      data: { projectId, name: dto.name, color: dto.color.toLowerCase() },
-      select: { id: true, name: true, color: true },
-    });
-    return { label };
+    const labelId = randomUUID();
+    const recorded = await this.prisma
+      .write((tx) =>
+        this.record(
+          tx,
+          projectId,
+          { label: labelId, action: 'created' },
+          Prisma.sql`
+            INSERT INTO labels (id, project_id, name, color, created_at)
+            VALUES (${labelId}::uuid, ${projectId}::uuid, ${dto.name}, ${dto.color.toLowerCase()}, ${CHANGE_TIME})`,
+        ),
+      )
+      .catch(labelNameTaken);
+    return { label: recorded.labels[labelId] };
   }
 
+  /** Values equal to the current ones change nothing: no write, no event. */
   async updateLabel(labelId: string, dto: UpdateLabelDto): Promise<LabelResponseDto> {
-    const { count } = isUuid(labelId)
-      ? await this.prisma.label.updateMany({ where: { id: labelId }, data: { name: dto.name, color: dto.color?.toLowerCase() } })
-      : { count: 0 };
-    if (count === 0) throw notFound('Label');
-    return { label: await this.prisma.label.findUniqueOrThrow({ where: { id: labelId }, select: { id: true, name: true, color: true } }) };
+    const label = await this.prisma
+      .write(async (tx) => {
+        // NO KEY UPDATE, though the rename's UPDATE (of a column in a unique index) takes UPDATE
+        // after the event row: that upgrade conflicts only with KEY SHARE, which task writes take
+        // on the label under the same event row, so it never waits (docs/locking.md). Taking
+        // UPDATE here would deadlock with a task write that holds the event row and needs KEY SHARE.
+        const [current] = isUuid(labelId)
+          ? await tx.$queryRaw<{ projectId: string; view: LabelDto }[]>`
+              SELECT l.project_id::text AS "projectId", ${LABEL_JSON} AS view FROM labels l WHERE l.id = ${labelId}::uuid FOR NO KEY UPDATE`
+          : [];
+        if (!current) throw notFound('Label');
+        const next = { name: dto.name ?? current.view.name, color: dto.color?.toLowerCase() ?? current.view.color };
+        const changes = changesBetween(current.view, next);
+        if (changes.length === 0) return current.view;
+        const recorded = await this.record(
+          tx,
+          current.projectId,
+          { label: labelId, action: 'updated', changes },
+          Prisma.sql`UPDATE labels SET name = ${next.name}, color = ${next.color} WHERE id = ${labelId}::uuid`,
+        );
+        return recorded.labels[labelId];
+      })
+      .catch(labelNameTaken);
+    return { label };
   }
 
   async issueKey(projectId: string, dto: CreateApiKeyDto): Promise<IssuedApiKeyDto> {
@@ -60,6 +148,24 @@ export class AdminService {
     };
   }
 
+  /** The project's keys, revoked ones included, newest first; never a secret or its hash. */
+  async listKeys(projectId: string): Promise<ApiKeyListDto> {
+    await this.assertProject(projectId);
+    const keys = await this.prisma.apiKey.findMany({
+      where: { projectId },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      select: { id: true, name: true, permissions: true, prefix: true, createdAt: true, lastUsedAt: true, revokedAt: true },
+    });
+    return {
+      keys: keys.map((key) => ({
+        ...key,
+        createdAt: key.createdAt.toISOString(),
+        lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+        revokedAt: key.revokedAt?.toISOString() ?? null,
+      })),
+    };
+  }
+
   /** The key stops working at the next request: authentication reads revokedAt every time. */
   async revokeKey(keyId: string): Promise<void> {
     const { count } = isUuid(keyId)
@@ -68,8 +174,19 @@ export class AdminService {
     if (count === 0) throw notFound('Key');
   }
 
+  /** One label or member change of the project, by the App, with its write (ChangeLog.record, which commits). */
+  private record(tx: SqlTransaction, projectId: string, record: ChangeRecord, write: Prisma.Sql): Promise<Recorded> {
+    return this.changes.record(tx, { projectId, actor: APP_ACTOR, records: [record] }, write);
+  }
+
   private async assertProject(projectId: string): Promise<void> {
     const exists = isUuid(projectId) && (await this.prisma.project.count({ where: { id: projectId } })) > 0;
     if (!exists) throw notFound('Project');
   }
+}
+
+/** Label names are unique within a project (the database's unique index says so, also between two requests at once). */
+function labelNameTaken(error: unknown): never {
+  if (databaseViolation(error) === 'unique') throw conflict('conflict', 'The project has a label of that name');
+  throw error;
 }

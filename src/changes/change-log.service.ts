@@ -2,17 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import type { SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
+import { LABEL_JSON, MEMBER_JSON } from '../admin/resource-view.sql';
 import { MetricsRegistry } from '../metrics/metrics-registry';
+import type { LabelDto, MemberDto } from '../projects/project-resources.dto';
 import { committedSql, sprintLedger } from '../sprints/sprint-ledger.sql';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import type { SprintDto } from '../sprints/sprint.dto';
 import type { TaskDetailDto } from '../tasks/task.dto';
 import { TASK_VIEW_CTES, TASK_VIEW_JOINS, taskJson } from '../tasks/task-view.sql';
-import { Change, CHANGE_TIME, CHANGE_TIME_SETTING, CHANGES_CHANNEL, WEBHOOK_DELIVERIES_QUEUED } from './change';
+import { Change, CHANGE_TIME, CHANGE_TIME_SETTING, ChangeRecord, CHANGES_CHANNEL, RecordKind, subjectOf, WEBHOOK_DELIVERIES_QUEUED } from './change';
 
 /**
  * The one place that records a change: its task history entries, its events (the change feed,
- * decisions.md section 13), their webhook deliveries (the outbox, section 14) and the sprint
+ * decisions.md sections 13 and 20: tasks, sprints, labels and members), their webhook deliveries (the outbox, section 14) and the sprint
  * ledger (section 19), inside the change's own transaction, so that all of them commit with the change or not at all. Every
  * write ends with one call to `record`, which also sends the write's own statements and the
  * COMMIT (docs/locking.md: this is the last step of the lock order).
@@ -51,29 +53,32 @@ export class ChangeLog {
 
   /**
    * Writes `change` with the statements `writes` (their timestamps read CHANGE_TIME) and ends
-   * the transaction. Answers each task and sprint the change names as its event shows it (a
-   * task as GET answers it, or as the trash lists it), so that the service can answer with it
+   * the transaction. Answers each task, sprint, label and member the change names as its event
+   * shows it (a task as GET answers it, or as the trash lists it), so that the service can answer with it
    * instead of reading it again, and the rows each of `writes` returned, in order.
    *
    * Every row the writes change must already be locked (docs/locking.md): after the claim, no
    * statement of the change may wait for a row lock.
    */
   async record<W extends unknown[][] = unknown[][]>(tx: SqlTransaction, change: Change, ...writes: Prisma.Sql[]): Promise<Recorded<W>> {
-    if (change.records.length === 0) throw new Error('A change records at least one task or sprint change');
-    const rows = change.records.map((record, index) => ({
-      ord: index + 1,
-      task_id: 'task' in record ? record.task : null,
-      sprint_id: 'sprint' in record ? record.sprint : null,
-      action: record.action,
-      changes: historyChanges(record),
-      blocked_by_id: 'blockedById' in record ? (record.blockedById ?? null) : null,
-    }));
+    if (change.records.length === 0) throw new Error('A change records at least one task, sprint, label or member change');
+    const rows = change.records.map((record, index) => {
+      const { kind, id } = subjectOf(record);
+      return {
+        ord: index + 1,
+        kind,
+        id,
+        action: record.action,
+        changes: historyChanges(record),
+        blocked_by_id: 'blockedById' in record ? (record.blockedById ?? null) : null,
+      };
+    });
     const count = rows.length;
-    // The tasks and sprints to show, as arrays rather than a subquery on `input`: the planner
+    // The resources to show, by kind, as arrays rather than a subquery on `input`: the planner
     // takes json_to_recordset for 100 rows and would scan the whole project's tasks to match
     // them (measured on PGlite: 4x the planning time, 6x the execution time of one create).
-    const taskIds = rows.flatMap((row) => (row.task_id ? [row.task_id] : []));
-    const sprintIds = rows.flatMap((row) => (row.sprint_id ? [row.sprint_id] : []));
+    const idsOf = (kind: RecordKind) => rows.flatMap((row) => (row.kind === kind ? [row.id] : []));
+    const [taskIds, sprintIds, labelIds, memberIds] = [idsOf('task'), idsOf('sprint'), idsOf('label'), idsOf('member')];
     // The clock is the database's, read once the row is locked (the SET list is computed after
     // the lock), in the milliseconds the API shows, and a millisecond after the project's last
     // change at least: each change of a project has a time of its own, in commit order, so that
@@ -95,12 +100,12 @@ export class ChangeLog {
       ),
       input AS (
         SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
-          AS r(ord int, task_id uuid, sprint_id uuid, action text, changes json, blocked_by_id uuid)
+          AS r(ord int, kind text, id uuid, action text, changes json, blocked_by_id uuid)
       ),
       history AS (
         INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
-        SELECT ${change.projectId}::uuid, i.task_id, ${change.actor}, i.action, COALESCE(i.changes, '[]'::json), ${CHANGE_TIME}
-          FROM input i WHERE i.task_id IS NOT NULL AND i.action <> 'purged'
+        SELECT ${change.projectId}::uuid, i.id, ${change.actor}, i.action, COALESCE(i.changes, '[]'::json), ${CHANGE_TIME}
+          FROM input i WHERE i.kind = 'task' AND i.action <> 'purged'
       ),
       shown AS (
         SELECT t.* FROM tasks t WHERE t.id = ANY(${taskIds}::uuid[]) AND t.project_id = ${change.projectId}::uuid
@@ -114,25 +119,36 @@ export class ChangeLog {
         SELECT s.id, ${SPRINT_JSON} AS view
           FROM sprints s WHERE s.id = ANY(${sprintIds}::uuid[]) AND s.project_id = ${change.projectId}::uuid
       ),
+      label_views AS (
+        SELECT l.id, ${LABEL_JSON} AS view
+          FROM labels l WHERE l.id = ANY(${labelIds}::uuid[]) AND l.project_id = ${change.projectId}::uuid
+      ),
+      member_views AS (
+        SELECT m.id, ${MEMBER_JSON} AS view
+          FROM memberships m WHERE m.id = ANY(${memberIds}::uuid[]) AND m.project_id = ${change.projectId}::uuid
+      ),
+      views AS (
+        SELECT 'task' AS kind, id, view FROM task_views
+        UNION ALL SELECT 'sprint', id, view FROM sprint_views
+        UNION ALL SELECT 'label', id, view FROM label_views
+        UNION ALL SELECT 'member', id, view FROM member_views
+      ),
       events AS (
         INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
-        SELECT ${change.projectId}::uuid, n.before + i.ord, kind || '.' || i.action, ${change.actor}, ${CHANGE_TIME},
+        SELECT ${change.projectId}::uuid, n.before + i.ord, i.kind || '.' || i.action, ${change.actor}, ${CHANGE_TIME},
                CASE
-                 WHEN i.action = 'updated' THEN json_build_object(kind, view, 'changes', i.changes)
-                 WHEN i.blocked_by_id IS NOT NULL THEN json_build_object(kind, view, 'blockedById', i.blocked_by_id)
+                 WHEN i.action = 'updated' THEN json_build_object(i.kind, view, 'changes', i.changes)
+                 WHEN i.blocked_by_id IS NOT NULL THEN json_build_object(i.kind, view, 'blockedById', i.blocked_by_id)
                  -- decisions.md section 19: what the sprint committed to, and at its close the frozen report.
-                 WHEN kind = 'sprint' AND i.action = 'activated' THEN json_build_object(kind, view, 'report', json_build_object('committed', ${committedSql(Prisma.sql`i.sprint_id`)}))
-                 WHEN kind = 'sprint' AND i.action = 'closed' THEN json_build_object(kind, view, 'report', (SELECT s.report FROM sprints s WHERE s.id = i.sprint_id))
-                 ELSE json_build_object(kind, view)
+                 WHEN i.kind = 'sprint' AND i.action = 'activated' THEN json_build_object(i.kind, view, 'report', json_build_object('committed', ${committedSql(Prisma.sql`i.id`)}))
+                 WHEN i.kind = 'sprint' AND i.action = 'closed' THEN json_build_object(i.kind, view, 'report', (SELECT s.report FROM sprints s WHERE s.id = i.id))
+                 ELSE json_build_object(i.kind, view)
                END
           FROM input i
          CROSS JOIN numbered n
-         CROSS JOIN LATERAL (SELECT CASE WHEN i.task_id IS NOT NULL THEN 'task' ELSE 'sprint' END AS kind) k
          -- A task or sprint destroyed by the change is shown as its id alone.
          CROSS JOIN LATERAL (
-           SELECT COALESCE((SELECT v.view FROM task_views v WHERE v.id = i.task_id),
-                           (SELECT v.view FROM sprint_views v WHERE v.id = i.sprint_id),
-                           json_build_object('id', COALESCE(i.task_id, i.sprint_id))) AS view
+           SELECT COALESCE((SELECT v.view FROM views v WHERE v.kind = i.kind AND v.id = i.id), json_build_object('id', i.id)) AS view
          ) v
         RETURNING id, type
       ),
@@ -149,14 +165,16 @@ export class ChangeLog {
                ${change.projectId}::text || CASE WHEN EXISTS (SELECT FROM deliveries) THEN ${WEBHOOK_DELIVERIES_QUEUED}::text ELSE '' END
              )::text AS notified,
              (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM task_views v) AS tasks,
-             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM sprint_views v) AS sprints`;
+             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM sprint_views v) AS sprints,
+             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM label_views v) AS labels,
+             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM member_views v) AS members`;
     const ledger = sprintLedger(change);
     const answers = await tx.finish(claim, ...writes, ...ledger, writeTheRest);
-    const [recorded] = answers[answers.length - 1] as { tasks: RecordedTasks; sprints: Record<string, SprintDto> }[];
+    const [recorded] = answers[answers.length - 1] as Omit<Recorded, 'written'>[];
     tx.afterCommit(() => {
-      for (const record of change.records) this.appended.inc({ type: `${'task' in record ? 'task' : 'sprint'}.${record.action}` });
+      for (const row of rows) this.appended.inc({ type: `${row.kind}.${row.action}` });
     });
-    return { tasks: recorded.tasks, sprints: recorded.sprints, written: answers.slice(1, 1 + writes.length) as W };
+    return { ...recorded, written: answers.slice(1, 1 + writes.length) as W };
   }
 }
 
@@ -175,6 +193,10 @@ export interface Recorded<W extends unknown[][] = unknown[][]> {
   tasks: RecordedTasks;
   /** Sprint id: the sprint as the change left it (absent for a sprint it deleted). */
   sprints: Record<string, SprintDto>;
+  /** Label id: the label as the change left it. */
+  labels: Record<string, LabelDto>;
+  /** Membership id: the member as the change left it. */
+  members: Record<string, MemberDto>;
   /** The rows each write statement returned, in the order given. */
   written: W;
 }
@@ -183,7 +205,7 @@ export interface Recorded<W extends unknown[][] = unknown[][]> {
 export type RecordedTasks = Record<string, TaskDetailDto>;
 
 /** A dependency's history entry names the other task as the changed field `blockedById`. */
-function historyChanges(record: Change['records'][number]) {
+function historyChanges(record: ChangeRecord) {
   if (record.action === 'dependency_added') return [{ field: 'blockedById', from: null, to: record.blockedById }];
   if (record.action === 'dependency_removed') return [{ field: 'blockedById', from: record.blockedById, to: null }];
   return record.changes ?? [];

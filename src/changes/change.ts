@@ -21,15 +21,45 @@ export interface SprintChange {
   changes?: FieldChange[];
 }
 
+/**
+ * What happened to one label or one member (the app side, decisions.md section 20): its event
+ * `label.<action>` or `member.<action>`. Tasks show labels and members by id, joined when read,
+ * so a rename is this one record, not an update of every task that shows it.
+ */
+export interface LabelChange {
+  label: string;
+  action: 'created' | 'updated';
+  changes?: FieldChange[];
+}
+
+export interface MemberChange {
+  member: string;
+  action: 'created' | 'updated';
+  changes?: FieldChange[];
+}
+
+export type ChangeRecord = TaskChange | SprintChange | LabelChange | MemberChange;
+
 /** One change to a project, as ChangeLog.record writes it: its records in the order they happened. */
 export interface Change {
   projectId: string;
   /** "<key name> (API)", or "App" for the product's app */
   actor: string;
-  records: (TaskChange | SprintChange)[];
+  records: ChangeRecord[];
 }
 
-/** Every event type of the feed (decisions.md section 13), for `types` filters and webhook subscriptions. */
+/** The kinds of resource a change record names: the first word of its event type. */
+export type RecordKind = 'task' | 'sprint' | 'label' | 'member';
+
+/** What a record is about: its kind and the id of its task, sprint, label or member. */
+export function subjectOf(record: ChangeRecord): { kind: RecordKind; id: string } {
+  if ('task' in record) return { kind: 'task', id: record.task };
+  if ('sprint' in record) return { kind: 'sprint', id: record.sprint };
+  if ('label' in record) return { kind: 'label', id: record.label };
+  return { kind: 'member', id: record.member };
+}
+
+/** Every event type of the feed (decisions.md sections 13 and 20), for `types` filters and webhook subscriptions. */
 export const EVENT_TYPES = [
   'task.created',
   'task.updated',
@@ -43,6 +73,10 @@ export const EVENT_TYPES = [
   'sprint.deleted',
   'sprint.activated',
   'sprint.closed',
+  'label.created',
+  'label.updated',
+  'member.created',
+  'member.updated',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -79,5 +113,5 @@ export function changesBetween<T extends object>(before: Record<keyof T, unknown
     .map(([field, to]) => ({ field, from: from[field], to }));
 }
 
-/** Who made a change: a key, or the product's app (sprint activation and closing). */
+/** Who made a change: a key, or the product's app (sprint activation and closing, labels and members). */
 export const APP_ACTOR = 'App';

@@ -10,7 +10,8 @@ import { Prisma } from '../generated/prisma/client';
  *     its webhooks (`webhooks:<project>`). (An
  *     Idempotency-Key's lock is only ever tried without waiting: it cannot deadlock.)
  *  2. Sprint rows, by id (lockSprints).
- *  3. Task rows: a parent before its subtasks, otherwise by id (lockTasks).
+ *  3. Task rows: a parent before its subtasks, otherwise by id (lockTasks). (The admin writes of
+ *     a label or a member lock that one row here: no other write locks those rows.)
  *  4. The project's event row: ChangeLog.record, the last step of every write, which also takes
  *     the change's time; then, at COMMIT, the project's task list version row (a deferred
  *     trigger).

@@ -9,9 +9,9 @@ type Wake = () => void;
  * Tells this process when a change of a project has committed, in any instance: ChangeLog
  * sends NOTIFY with the project id in the change's transaction, which the database delivers
  * at commit (LISTEN on PostgreSQL, through a connection of its own; PGlite's in-process
- * listen on the embedded engine). Long polls of the change feed wait on it, and so does the
- * webhook worker (woken only by changes that queued deliveries), without holding a database
- * connection while they wait.
+ * listen on the embedded engine). Long polls of the change feed wait on it, event streams
+ * follow it, and so does the webhook worker (woken only by changes that queued deliveries),
+ * without holding a database connection while they wait.
  */
 @Injectable()
 export class ChangeSignal implements OnApplicationBootstrap, OnModuleDestroy {
@@ -60,6 +60,21 @@ export class ChangeSignal implements OnApplicationBootstrap, OnModuleDestroy {
     };
     waiters.add(done);
     return { changed, cancel: done };
+  }
+
+  /**
+   * Calls `wake` after every committed change of the project, and whenever notifications may
+   * have been missed, until the function it answers is called (event streams, which follow a
+   * project for as long as they are open).
+   */
+  onChange(projectId: string, wake: Wake): () => void {
+    const waiters = this.waiting.get(projectId) ?? new Set<Wake>();
+    this.waiting.set(projectId, waiters);
+    waiters.add(wake);
+    return () => {
+      waiters.delete(wake);
+      if (waiters.size === 0 && this.waiting.get(projectId) === waiters) this.waiting.delete(projectId);
+    };
   }
 
   /**

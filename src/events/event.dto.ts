@@ -1,9 +1,12 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { applyDecorators } from '@nestjs/common';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, PickType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { EVENT_TYPES } from '../changes/change';
 import { digitsToNumber, IsCommaSeparatedListOf } from '../common/validation/validators';
+import { ProblemDto } from '../common/errors/problem.dto';
 import { FieldChangeDto } from '../history/history-entry.dto';
+import { LabelDto, MemberDto } from '../projects/project-resources.dto';
 import { SprintCommitmentDto, SprintReportDto } from '../sprints/sprint-report.dto';
 import { SprintDto } from '../sprints/sprint.dto';
 import { TaskDetailDto } from '../tasks/task.dto';
@@ -17,14 +20,21 @@ const ID_ONLY = {
   additionalProperties: false,
 };
 
+/** A position in the feed: a sequence number, from 0. */
+function SequenceNumber(): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    Transform(digitsToNumber),
+    IsInt({ message: 'must be an integer from 0' }),
+    Min(0, { message: 'must be an integer from 0' }),
+    Max(Number.MAX_SAFE_INTEGER, { message: 'must be an integer from 0' }),
+    ApiProperty({ required: false, type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  );
+}
+
 export class EventFeedQueryDto {
-  /** Events after this sequence number; 0 (the default) reads from the first event. */
-  @IsOptional()
-  @Transform(digitsToNumber)
-  @IsInt({ message: 'must be an integer from 0' })
-  @Min(0, { message: 'must be an integer from 0' })
-  @Max(Number.MAX_SAFE_INTEGER, { message: 'must be an integer from 0' })
-  @ApiPropertyOptional({ type: 'integer' })
+  /** Events after this sequence number; 0 (the default) reads from the first event. At most the last sequence (else 400). */
+  @SequenceNumber()
   after?: number;
 
   /** At most this many events, 1 to 1000. */
@@ -51,7 +61,16 @@ export class EventFeedQueryDto {
   wait?: number;
 }
 
-/** What an event carries, by type (decisions.md section 13). */
+export class EventStreamQueryDto extends PickType(EventFeedQueryDto, ['types']) {
+  /**
+   * Start after this sequence number (0: from the first event); by default the current end, so
+   * that only new events come. Last-Event-ID, when sent, wins. At most the last sequence (else 400).
+   */
+  @SequenceNumber()
+  after?: number;
+}
+
+/** What an event carries, by type (decisions.md sections 13 and 20). */
 @ApiExtraModels(TaskDetailDto, TrashedTaskDto, SprintDto, SprintCommitmentDto, SprintReportDto)
 export class EventDataDto {
   /**
@@ -63,7 +82,14 @@ export class EventDataDto {
   /** The sprint right after the change, as GET /api/v1/sprints/{sprintId} answers it; for sprint.deleted `{id}` only. */
   @ApiProperty({ required: false, anyOf: [{ $ref: getSchemaPath(SprintDto) }, ID_ONLY] })
   sprint?: SprintDto | { id: string };
-  /** task.updated and sprint.updated: each field's before and after, as in history. */
+  /**
+   * label.created and label.updated: the label right after the change, as GET /api/v1/labels
+   * lists it. Tasks show labels by id: a mirror joins them (README, the change feed).
+   */
+  label?: LabelDto;
+  /** member.created and member.updated: the member right after the change, as GET /api/v1/members lists it. */
+  member?: MemberDto;
+  /** task.updated, sprint.updated, label.updated and member.updated: each field's before and after, as in history. */
   changes?: FieldChangeDto[];
   /** task.dependency_added and task.dependency_removed: the other task, which blocks (or blocked) `task`. */
   @ApiPropertyOptional({ format: 'uuid' })
@@ -89,6 +115,12 @@ export class EventDto {
   /** "<key name> (API)", or "App" for the product's app. */
   actor: string;
   data: EventDataDto;
+}
+
+/** A problem of the feed's query; when `after` is beyond the end of the feed, the feed's last sequence with it. */
+export class EventFeedProblemDto extends ProblemDto {
+  /** With `after` beyond the end (validation_failed): the project's last sequence, where a reader may start. */
+  lastSequence?: number;
 }
 
 export class EventFeedDto {

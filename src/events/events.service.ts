@@ -8,12 +8,48 @@ import { ChangeSignal } from './change-signal.service';
 import type { EventFeedDto, EventFeedQueryDto } from './event.dto';
 import { EVENT_JSON } from './event-view.sql';
 
-interface FeedRow {
+interface FeedRow extends FeedBounds {
   events: string;
   returned: number;
   last: string | null;
   has_more: boolean;
+}
+
+/** What the project's event row says of its feed: its last sequence, and up to which one events were removed. */
+export interface FeedBounds {
+  last_sequence: string;
   pruned_through: string;
+}
+
+/** The bounds of a project's feed, as a SQL select list (0 and 0 before its first event). */
+export function feedBoundsSql(projectId: string): Prisma.Sql {
+  return Prisma.sql`
+    COALESCE((SELECT last_sequence FROM event_sequences WHERE project_id = ${projectId}::uuid), 0)::text AS last_sequence,
+    COALESCE((SELECT pruned_through FROM event_sequences WHERE project_id = ${projectId}::uuid), 0)::text AS pruned_through`;
+}
+
+/**
+ * A read of the feed after `after` (given as the query parameter or header `field`) is
+ * possible: not beyond its end (400, decisions.md section 20: a reader that starts ahead would
+ * skip the events up to there), and not before what retention kept (410, section 13).
+ */
+export function assertReadableAfter(after: number, field: string, bounds: FeedBounds): void {
+  if (BigInt(after) > BigInt(bounds.last_sequence)) {
+    throw new Problem(
+      HttpStatus.BAD_REQUEST,
+      'validation_failed',
+      `${field} is beyond the end of the feed: its last sequence is ${bounds.last_sequence}`,
+      [{ field, message: `must be at most the last sequence, ${bounds.last_sequence}` }],
+      { lastSequence: Number(bounds.last_sequence) },
+    );
+  }
+  if (BigInt(after) < BigInt(bounds.pruned_through)) {
+    throw new Problem(
+      HttpStatus.GONE,
+      'events_expired',
+      `Events up to ${bounds.pruned_through} are no longer kept (EVENT_RETENTION_DAYS): resynchronise from the lists, then read from the current sequence`,
+    );
+  }
 }
 
 /** The change feed: a project's events after a sequence number, oldest first, with an optional long poll. */
@@ -33,13 +69,11 @@ export class EventsService {
       const remaining = deadline - Date.now();
       const next = remaining > 0 ? this.signal.nextChange(caller.projectId, remaining) : null;
       const row = await this.read(caller.projectId, after, query.limit ?? 100, types);
-      if (BigInt(after) < BigInt(row.pruned_through)) {
+      try {
+        assertReadableAfter(after, 'after', row);
+      } catch (problem) {
         next?.cancel();
-        throw new Problem(
-          HttpStatus.GONE,
-          'events_expired',
-          `Events up to ${row.pruned_through} are no longer kept (EVENT_RETENTION_DAYS): resynchronise from the lists, then read from the current sequence`,
-        );
+        throw problem;
       }
       if (row.returned > 0 || !next) {
         next?.cancel();
@@ -50,7 +84,7 @@ export class EventsService {
     }
   }
 
-  /** One page of events and the retention mark, in one statement. */
+  /** One page of events and the feed's bounds, in one statement. */
   private async read(projectId: string, after: number, limit: number, types: string[] | undefined): Promise<FeedRow> {
     const ofTypes = types ? Prisma.sql`AND e.type IN (${Prisma.join(types)})` : Prisma.empty;
     const [row] = await this.prisma.sql.$queryRaw<FeedRow[]>`
@@ -64,7 +98,7 @@ export class EventsService {
              (SELECT count(*)::int FROM shown) AS returned,
              (SELECT max(sequence)::text FROM shown) AS last,
              (SELECT count(*) FROM page) > ${limit} AS has_more,
-             COALESCE((SELECT pruned_through FROM event_sequences WHERE project_id = ${projectId}::uuid), 0)::text AS pruned_through`;
+             ${feedBoundsSql(projectId)}`;
     return row;
   }
 }

@@ -21,6 +21,8 @@ const IDLE_GRACE_MS = 1_000;
 export class HttpDrain {
   private readonly inFlight = new Set<ServerResponse>();
   private readonly sockets = new Set<Socket>();
+  /** Answers that stay open until their client leaves (event streams), and how to end each. */
+  private readonly heldOpen = new Map<ServerResponse, () => void>();
   private server: Server | null = null;
 
   constructor(private readonly drainState: DrainState) {
@@ -47,6 +49,21 @@ export class HttpDrain {
       });
       next();
     };
+  }
+
+  /**
+   * An answer that would stay open until its client leaves (an event stream): the drain does not
+   * wait for it, but calls `end` at once when draining starts (at once now, if it has), and the
+   * connection closes after the answer's last bytes. Answers the function that forgets it, for
+   * when it ends otherwise.
+   */
+  holdOpen(res: ServerResponse, end: () => void): () => void {
+    if (this.drainState.isDraining) {
+      end();
+      return () => undefined;
+    }
+    this.heldOpen.set(res, end);
+    return () => this.heldOpen.delete(res);
   }
 
   /** Follows the server's connections (call once, before it listens). */
@@ -81,5 +98,9 @@ export class HttpDrain {
 
   private closeAfterAnswers(): void {
     for (const res of this.inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+    // Streams end now; each connection then closes once its answer is sent (middleware), like any other.
+    const held = [...this.heldOpen.values()];
+    this.heldOpen.clear();
+    for (const end of held) end();
   }
 }

@@ -8,7 +8,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
  *   (an undocumented status fails);
  * - the Content-Type is one documented for that status, and a JSON body validates against its
  *   schema (Ajv 2020-12 with ajv-formats, as the document is OpenAPI 3.1); an answer documented
- *   without content has no body;
+ *   without content has no body; an event stream is well formed and each message's data
+ *   validates against the media type's `x-event-data` schema;
  * - every header the answer documents as required is there, and every documented header
  *   that is there matches its schema.
  * Stricter than the document on one point: an answer's object may not carry a property its
@@ -87,9 +88,38 @@ export class OpenApiContract {
       return [...errors, `Content-Type "${mediaType}" is not documented (documented: ${Object.keys(response.content).join(', ')})`];
     }
     if (answer.method === 'HEAD') return errors;
+    if (mediaType === 'text/event-stream') return [...errors, ...this.checkEventStream(response.content[mediaType], answer.body)];
     // A text answer (Prometheus metrics, say) is checked for its documented type only.
     if (!/^application\/([\w.-]+\+)?json$/.test(mediaType)) return errors;
     return [...errors, ...this.validateJson(response.content[mediaType].schema, answer.body)];
+  }
+
+  /**
+   * Server-Sent Events (the HTML standard's text/event-stream): every line a comment or one of
+   * the fields `id`, `event`, `data`, `retry` (digits), the stream cut at the end of a message,
+   * and each message's data JSON that validates against the media type's `x-event-data` schema.
+   */
+  private checkEventStream(mediaType: { 'x-event-data'?: object }, body: Buffer): string[] {
+    const text = body.toString('utf8');
+    if (text.length > 0 && !/(\r\n|\r|\n)(\r\n|\r|\n)$/.test(text))
+      return [`the event stream ends inside a message: ${JSON.stringify(text.slice(-200))}`];
+    const errors: string[] = [];
+    let data: string[] = [];
+    for (const line of text.split(/\r\n|\r|\n/)) {
+      if (line === '') {
+        if (data.length && mediaType['x-event-data']) {
+          errors.push(...this.validateJson(mediaType['x-event-data'], Buffer.from(data.join('\n'))).map((error) => `event data: ${error}`));
+        }
+        data = [];
+        continue;
+      }
+      if (line.startsWith(':')) continue;
+      const match = /^(id|event|data|retry)(?:: ?(.*))?$/.exec(line);
+      if (!match) errors.push(`the event stream has a line that is no field of an event: ${JSON.stringify(line.slice(0, 200))}`);
+      else if (match[1] === 'retry' && !/^\d+$/.test(match[2] ?? '')) errors.push(`retry is not a number of milliseconds: ${JSON.stringify(line)}`);
+      else if (match[1] === 'data') data.push(match[2] ?? '');
+    }
+    return errors;
   }
 
   private checkUnknownRoute(answer: Answer): string[] {
@@ -252,7 +282,7 @@ interface Operation {
 
 interface ResponseObject {
   headers?: Record<string, HeaderObject | { $ref: string }>;
-  content?: Record<string, { schema: object }>;
+  content?: Record<string, { schema: object; 'x-event-data'?: object }>;
 }
 
 interface HeaderObject {

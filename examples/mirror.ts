@@ -1,0 +1,231 @@
+/**
+ * Mirrors one project into a local JSON file and keeps it current from the event stream
+ * (README.md, "Keeping a mirror"):
+ *
+ *   TASKS_API_URL=http://localhost:3000 TASKS_API_KEY=tsk_... MIRROR_FILE=mirror.json npx tsx examples/mirror.ts
+ *
+ * On a first run it opens GET /api/v1/events/stream (which starts at the current end of the feed),
+ * loads the members, labels, sprints, tasks and trash from the lists, then applies every event
+ * the stream brings, the ones that came during the load included: each event carries the
+ * resource as it was right after its change, so applying it again over a newer copy is put right
+ * by the events that follow. Tasks are stored with the ids of what they show (assignee, labels,
+ * sprint, dependencies) and shown joined, so a renamed label or a finished blocker shows in
+ * every task at once. The file records the id of the last event applied: a later run resumes
+ * from it with Last-Event-ID, and so does a reconnection. It runs until SIGTERM or SIGINT.
+ */
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { renameSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  createClient,
+  type TasksApi,
+  type EventDto,
+  type LabelDto,
+  type MemberDto,
+  type SprintDto,
+  type TaskDetailDto,
+  type TrashedTaskDto,
+} from '../clients/typescript';
+
+/** A task as stored: its own fields, and the ids of what it shows. */
+type StoredTask = Omit<TaskDetailDto, 'assignee' | 'labels' | 'sprint' | 'blocked' | 'dependencies'> & {
+  assigneeId: string | null;
+  labelIds: string[];
+  sprintId: string | null;
+  deletedAt?: string;
+};
+
+interface Store {
+  /** The id (sequence) of the last event applied; null before the first. */
+  lastEventId: string | null;
+  members: Record<string, MemberDto>;
+  labels: Record<string, LabelDto>;
+  sprints: Record<string, SprintDto>;
+  tasks: Record<string, StoredTask>;
+  trash: Record<string, StoredTask>;
+  /** [task, the task that blocks it], oldest first: kept while either end is in the trash, gone with a purge. */
+  dependencies: [string, string][];
+}
+
+const FINISHED = new Set(['done', 'cancelled']);
+
+/** Loads everything from the lists (a first run, or a position the feed no longer has). */
+async function load(api: TasksApi): Promise<Store> {
+  const store: Store = { lastEventId: null, members: {}, labels: {}, sprints: {}, tasks: {}, trash: {}, dependencies: [] };
+  const members = await ok(api.GET('/api/v1/members'));
+  for (const member of members.members) store.members[member.membershipId] = member;
+  for (const label of (await ok(api.GET('/api/v1/labels'))).labels) store.labels[label.id] = label;
+  for (const sprint of (await ok(api.GET('/api/v1/sprints'))).sprints) store.sprints[sprint.id] = sprint;
+  for (let cursor: string | undefined, first = true; first || cursor; first = false) {
+    const page = await ok(api.GET('/api/v1/trash', { params: { query: { limit: 100, cursor } } }));
+    for (const task of page.tasks) store.trash[task.id] = stored(task);
+    cursor = page.nextCursor ?? undefined;
+  }
+  for (let cursor: string | undefined, first = true; first || cursor; first = false) {
+    const page = await ok(api.GET('/api/v1/tasks', { params: { query: { limit: 100, cursor } } }));
+    // The list leaves dependencies out: each task's own answer has them.
+    for (const { id } of page.tasks) keepTask(store, (await ok(api.GET('/api/v1/tasks/{taskId}', { params: { path: { taskId: id } } }))).task);
+    cursor = page.nextCursor ?? undefined;
+  }
+  return store;
+}
+
+/** One event of the feed, applied to the store (decisions.md sections 13 and 20). */
+function apply(store: Store, event: EventDto): void {
+  const { data } = event;
+  const [kind, action] = event.type.split('.');
+  if (kind === 'member' && data.member) store.members[data.member.membershipId] = data.member;
+  if (kind === 'label' && data.label) store.labels[data.label.id] = data.label;
+  if (kind === 'sprint' && data.sprint) {
+    if (action === 'deleted') delete store.sprints[data.sprint.id];
+    else store.sprints[data.sprint.id] = data.sprint as SprintDto;
+  }
+  if (kind === 'task' && data.task) {
+    const { id } = data.task;
+    if (action === 'purged') {
+      delete store.tasks[id];
+      delete store.trash[id];
+      store.dependencies = store.dependencies.filter((link) => !link.includes(id));
+    } else if (action === 'deleted') {
+      delete store.tasks[id];
+      store.trash[id] = stored(data.task as TrashedTaskDto);
+    } else {
+      keepTask(store, data.task as TaskDetailDto);
+      if (action === 'dependency_removed') {
+        store.dependencies = store.dependencies.filter(([blocked, blocker]) => !(blocked === id && blocker === data.blockedById));
+      }
+    }
+  }
+  store.lastEventId = String(event.sequence);
+}
+
+/**
+ * A live task as its own answer shows it: its fields, and the links it shows (to live tasks).
+ * Links are only ever added here; they go with task.dependency_removed and task.purged, which
+ * come after any event that showed them.
+ */
+function keepTask(store: Store, task: TaskDetailDto): void {
+  delete store.trash[task.id];
+  store.tasks[task.id] = stored(task);
+  for (const ref of task.dependencies.blockedBy) link(store, task.id, ref.id);
+  for (const ref of task.dependencies.blocks) link(store, ref.id, task.id);
+}
+
+function link(store: Store, blocked: string, blocker: string): void {
+  if (!store.dependencies.some(([a, b]) => a === blocked && b === blocker)) store.dependencies.push([blocked, blocker]);
+}
+
+function stored(task: TaskDetailDto | TrashedTaskDto): StoredTask {
+  const { assignee, labels, sprint, blocked: _blocked, ...fields } = task as TaskDetailDto;
+  delete (fields as Partial<TaskDetailDto>).dependencies;
+  return { ...fields, assigneeId: assignee?.membershipId ?? null, labelIds: labels.map((label) => label.id), sprintId: sprint?.id ?? null };
+}
+
+/** A task as the API shows it, its embedded views joined from the store by id. */
+function shown(store: Store, task: StoredTask): TaskDetailDto | TrashedTaskDto {
+  const { assigneeId, labelIds, sprintId, ...fields } = task;
+  const ref = (id: string) => ({ id, title: store.tasks[id].title, status: store.tasks[id].status });
+  const live = (id: string) => id in store.tasks;
+  const blockedBy = store.dependencies.filter(([blocked, blocker]) => blocked === task.id && live(blocker)).map(([, blocker]) => blocker);
+  const blocks = store.dependencies.filter(([blocked, blocker]) => blocker === task.id && live(blocked)).map(([blocked]) => blocked);
+  const sprint = sprintId ? store.sprints[sprintId] : null;
+  const view = {
+    ...fields,
+    assignee: assigneeId ? store.members[assigneeId] : null,
+    labels: labelIds.map((id) => store.labels[id]).sort((a, b) => (a.name === b.name ? compare(a.id, b.id) : compare(a.name, b.name))),
+    sprint: sprint ? { id: sprint.id, name: sprint.name, status: sprint.status } : null,
+    blocked: blockedBy.some((id) => !FINISHED.has(store.tasks[id].status)),
+  };
+  return task.deletedAt ? (view as TrashedTaskDto) : { ...view, dependencies: { blockedBy: blockedBy.map(ref), blocks: blocks.map(ref) } };
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The file: the store, and the tasks as the API shows them (newest first), for whoever reads the mirror. */
+function save(file: string, store: Store): void {
+  const byNewest = (a: StoredTask, b: StoredTask) => compare(b.createdAt, a.createdAt) || compare(b.id, a.id);
+  const view = {
+    tasks: Object.values(store.tasks)
+      .sort(byNewest)
+      .map((task) => shown(store, task)),
+    trash: Object.values(store.trash)
+      .sort(byNewest)
+      .map((task) => shown(store, task)),
+  };
+  writeFileSync(`${file}.tmp`, JSON.stringify({ ...store, view }, null, 2));
+  renameSync(`${file}.tmp`, file);
+}
+
+/** The events of one connection to the stream, applied as they come, until it ends; answers the reconnection delay it asked for. */
+async function follow(body: ReadableStream<Uint8Array>, onEvent: (event: EventDto) => void): Promise<number> {
+  let retry = 2000;
+  const parser = createParser({
+    onEvent: (message: EventSourceMessage) => onEvent(JSON.parse(message.data) as EventDto),
+    onRetry: (ms) => (retry = ms),
+  });
+  const decoder = new TextDecoder();
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+  return retry;
+}
+
+async function main(): Promise<void> {
+  const apiKey = process.env.TASKS_API_KEY;
+  if (!apiKey) throw new Error('Set TASKS_API_KEY to a project key (tsk_...)');
+  const file = process.env.MIRROR_FILE ?? 'mirror.json';
+  const api = createClient({ baseUrl: process.env.TASKS_API_URL ?? 'http://localhost:3000', apiKey });
+  const stopped = new AbortController();
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stopped.abort());
+
+  let store: Store | null = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Store) : null;
+  let saveTimer: NodeJS.Timeout | undefined;
+  const saveSoon = () => (saveTimer ??= setTimeout(() => ((saveTimer = undefined), store && save(file, store)), 50));
+  while (!stopped.signal.aborted) {
+    let retry = 2000;
+    try {
+      const lastEventId = store?.lastEventId;
+      const { data, error, response } = await api.GET('/api/v1/events/stream', {
+        params: { header: lastEventId ? { 'Last-Event-ID': lastEventId } : {} },
+        parseAs: 'stream',
+        signal: stopped.signal,
+      });
+      if (error) {
+        // 410: the feed no longer has our position; 400: it never had it (a new database). Start again from the lists.
+        if (response.status === 410 || response.status === 400) store = null;
+        else console.error(`GET /api/v1/events/stream answered ${response.status} ${error.code}: ${error.detail}`);
+        if (response.status === 401 || response.status === 403) throw new Error('The key was refused');
+      } else {
+        // Loaded once the stream is open, so that every change after the load comes through it.
+        if (!store) {
+          store = await load(api);
+          save(file, store);
+        }
+        const current = store;
+        retry = await follow(data!, (event) => {
+          apply(current, event);
+          saveSoon();
+        });
+      }
+    } catch (error) {
+      if (stopped.signal.aborted) break;
+      if (error instanceof Error && error.message === 'The key was refused') throw error;
+      console.error(`The stream broke (${error instanceof Error ? error.message : String(error)}): reconnecting`);
+    }
+    await sleep(retry, undefined, { signal: stopped.signal }).catch(() => undefined);
+  }
+  clearTimeout(saveTimer);
+  if (store) save(file, store);
+}
+
+/** The answer's body, or an error naming the problem. */
+async function ok<T>(request: Promise<{ data?: T; error?: { code: string; detail: string }; response: Response }>): Promise<T> {
+  const { data, error, response } = await request;
+  if (error || data === undefined) throw new Error(`${response.url} answered ${response.status} ${error?.code}: ${error?.detail}`);
+  return data;
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});

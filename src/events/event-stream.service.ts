@@ -1,0 +1,324 @@
+import { HttpStatus, Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Gauge } from 'prom-client';
+import type { Request, Response } from 'express';
+import type { Caller } from '../auth/caller';
+import { invalidFields, Problem } from '../common/errors/problem';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { PrismaService } from '../database/prisma.service';
+import { Prisma } from '../generated/prisma/client';
+import { HttpDrain } from '../lifecycle/http-drain';
+import { MetricsRegistry } from '../metrics/metrics-registry';
+import { ChangeSignal } from './change-signal.service';
+import type { EventStreamQueryDto } from './event.dto';
+import { EVENT_JSON } from './event-view.sql';
+import { assertReadableAfter, FeedBounds, feedBoundsSql } from './events.service';
+import { commentMessage, EVENT_STREAM_HEADERS, eventMessage, RECONNECT_AFTER_MS, retryMessage } from './server-sent-events';
+
+/** Open streams a key may hold at once (decisions.md section 20), counted per instance. */
+export const STREAMS_PER_KEY = 10;
+/** Events read by one statement, catching up or following. */
+const PAGE = 1000;
+/** A client that leaves this much unread is cut off: it reconnects with its Last-Event-ID and reads on from there. */
+const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
+
+/** An event as streams send it: the whole message framed once, shared by every stream that sends it. */
+interface StreamedEvent {
+  sequence: number;
+  type: string;
+  message: string;
+}
+
+interface EventRow {
+  last_sequence: string;
+  pruned_through: string;
+  sequence: string | null;
+  type: string | null;
+  json: string | null;
+}
+
+/**
+ * GET /api/v1/events/stream (decisions.md section 20): the change feed as Server-Sent Events.
+ *
+ * A stream first catches up on its own, reading the events after its position from the
+ * database a page at a time, then follows its project's tail. One tail per project and
+ * process (ProjectTail) wakes on each committed change (ChangeSignal: LISTEN/NOTIFY, so every
+ * instance sees every change), reads the new events once, and hands them to all the streams
+ * of the project: a burst of changes costs one read per wake-up, whatever the number of
+ * streams. A stream idle between changes holds no database connection, only its socket and a
+ * keep-alive timer. On shutdown the HTTP drain ends every stream at once (HttpDrain.holdOpen).
+ */
+@Injectable()
+export class EventStreams implements OnModuleDestroy {
+  private readonly logger = new Logger(EventStreams.name);
+  private readonly streams = new Set<EventStream>();
+  private readonly openByKey = new Map<string, number>();
+  private readonly tails = new Map<string, ProjectTail>();
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly signal: ChangeSignal,
+    private readonly drain: HttpDrain,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    registry: MetricsRegistry,
+  ) {
+    const streams = this.streams;
+    new Gauge({
+      name: 'event_streams_open',
+      help: 'Event streams (GET /api/v1/events/stream) open in this process',
+      registers: [registry],
+      collect() {
+        this.set(streams.size);
+      },
+    });
+  }
+
+  /**
+   * Checks the request, then starts the stream on `res` and answers once it has started: the
+   * stream goes on until the client leaves or the service shuts down. Every refusal (400, 410,
+   * 429) is thrown before anything is written.
+   */
+  async open(caller: Caller, query: EventStreamQueryDto, lastEventId: string | undefined, req: Request, res: Response): Promise<void> {
+    const start = lastEventId?.trim() ? { after: parseLastEventId(lastEventId), field: 'Last-Event-ID' } : { after: query.after, field: 'after' };
+    const types: ReadonlySet<string> | null = query.types ? new Set(query.types.split(',')) : null;
+    this.takeSlot(caller.keyId);
+    let started = false;
+    try {
+      const [bounds] = await this.prisma.sql.$queryRaw<FeedBounds[]>`SELECT ${feedBoundsSql(caller.projectId)}`;
+      // Without a position, only what commits from now on.
+      const after = start.after ?? Number(bounds.last_sequence);
+      assertReadableAfter(after, start.field, bounds);
+      const stream = new EventStream(caller.projectId, after, types, res, this.config.eventStreamKeepAliveMs, this, () =>
+        this.forget(stream, caller.keyId),
+      );
+      started = true;
+      this.streams.add(stream);
+      this.tailOf(caller.projectId, Number(bounds.last_sequence)).streams.add(stream);
+      stream.start(req.method === 'HEAD');
+      // Ended at once if draining has started, or as soon as it does.
+      if (!stream.ended) stream.stopHolding = this.drain.holdOpen(res, () => stream.end());
+      if (!stream.ended) void stream.catchUp();
+    } finally {
+      if (!started) this.releaseSlot(caller.keyId);
+    }
+  }
+
+  /** Without the drain (app.close() alone, as tests do), the server waits for every connection: the streams end first. */
+  onModuleDestroy(): void {
+    for (const stream of [...this.streams]) stream.end();
+  }
+
+  /**
+   * The events of the project after `after`, oldest first, at most PAGE (of `types` only, when
+   * given), with the feed's bounds as the same snapshot saw them.
+   */
+  async read(projectId: string, after: number, types: ReadonlySet<string> | null): Promise<{ events: StreamedEvent[]; bounds: FeedBounds }> {
+    const ofTypes = types ? Prisma.sql`AND e.type IN (${Prisma.join([...types])})` : Prisma.empty;
+    const rows = await this.prisma.sql.$queryRaw<EventRow[]>`
+      SELECT b.last_sequence, b.pruned_through, e.sequence::text AS sequence, e.type, e.json
+        FROM (SELECT ${feedBoundsSql(projectId)}) b
+        LEFT JOIN LATERAL (
+          SELECT e.sequence, e.type, ${EVENT_JSON}::text AS json FROM events e
+           WHERE e.project_id = ${projectId}::uuid AND e.sequence > ${after} ${ofTypes}
+           ORDER BY e.sequence LIMIT ${PAGE}
+        ) e ON true
+       ORDER BY e.sequence`;
+    const events = rows.flatMap((row) => {
+      if (row.sequence === null) return [];
+      const sequence = Number(row.sequence);
+      return [{ sequence, type: row.type!, message: eventMessage(sequence, row.type!, row.json!) }];
+    });
+    return { events, bounds: rows[0] };
+  }
+
+  failed(what: string, error: unknown): void {
+    this.logger.warn(
+      `${what} failed; its streams end (clients reconnect with Last-Event-ID): ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+
+  private tailOf(projectId: string, end: number): ProjectTail {
+    let tail = this.tails.get(projectId);
+    if (!tail) this.tails.set(projectId, (tail = new ProjectTail(projectId, end, this, this.signal)));
+    return tail;
+  }
+
+  private forget(stream: EventStream, keyId: string): void {
+    this.streams.delete(stream);
+    this.releaseSlot(keyId);
+    const tail = this.tails.get(stream.projectId);
+    if (tail?.streams.delete(stream) && tail.streams.size === 0) {
+      tail.close();
+      this.tails.delete(stream.projectId);
+    }
+  }
+
+  private takeSlot(keyId: string): void {
+    const open = this.openByKey.get(keyId) ?? 0;
+    if (open >= STREAMS_PER_KEY) {
+      throw new Problem(
+        HttpStatus.TOO_MANY_REQUESTS,
+        'rate_limited',
+        `This key already holds ${STREAMS_PER_KEY} open event streams, the most a key may: close one first`,
+        undefined,
+        {},
+        { 'Retry-After': String(RECONNECT_AFTER_MS / 1000) },
+      );
+    }
+    this.openByKey.set(keyId, open + 1);
+  }
+
+  private releaseSlot(keyId: string): void {
+    const open = (this.openByKey.get(keyId) ?? 1) - 1;
+    if (open > 0) this.openByKey.set(keyId, open);
+    else this.openByKey.delete(keyId);
+  }
+}
+
+/** Last-Event-ID as an EventSource sends it back: the id of the last event it received, a sequence number. */
+function parseLastEventId(value: string): number {
+  const text = value.trim();
+  if (!/^\d{1,16}$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw invalidFields('validation_failed', [{ field: 'Last-Event-ID', message: 'must be the id of an event of this stream (an integer from 0)' }]);
+  }
+  return Number(text);
+}
+
+/** One open stream: its position in the feed (the last sequence it has covered, sent or filtered out) and its response. */
+class EventStream {
+  ended = false;
+  stopHolding: () => void = () => undefined;
+  private keepAlive: NodeJS.Timeout | undefined;
+  /** While catching up from the database, the tail's events are left to the catch-up, which reads again if any came. */
+  private catchingUp = false;
+  private behind = false;
+
+  constructor(
+    readonly projectId: string,
+    private position: number,
+    private readonly types: ReadonlySet<string> | null,
+    private readonly res: Response,
+    private readonly keepAliveMs: number,
+    private readonly streams: EventStreams,
+    private readonly onEnd: () => void,
+  ) {}
+
+  start(headOnly: boolean): void {
+    for (const [name, value] of Object.entries(EVENT_STREAM_HEADERS)) this.res.setHeader(name, value);
+    this.res.writeHead(200);
+    this.res.once('close', () => this.end());
+    if (headOnly || this.res.destroyed) return this.end();
+    this.res.write(retryMessage(RECONNECT_AFTER_MS));
+    this.keepAlive = setInterval(() => this.write(commentMessage('keep-alive')), this.keepAliveMs).unref();
+  }
+
+  /** Reads and sends what the database has after the position, until a read finds the end. */
+  async catchUp(): Promise<void> {
+    this.catchingUp = true;
+    try {
+      do {
+        this.behind = false;
+        for (;;) {
+          const { events, bounds } = await this.streams.read(this.projectId, this.position, this.types);
+          if (this.ended) return;
+          // Removed by EVENT_RETENTION_DAYS before this stream read them: reconnecting answers 410.
+          if (this.position < Number(bounds.pruned_through)) return this.end();
+          for (const event of events) this.send(event);
+          if (events.length < PAGE) {
+            // Everything up to the end that read saw is covered, also what `types` left out.
+            this.position = Math.max(this.position, Number(bounds.last_sequence));
+            break;
+          }
+          if (this.res.writableNeedDrain) await new Promise((resolve) => (this.res.once('drain', resolve), this.res.once('close', resolve)));
+        }
+      } while (this.behind && !this.ended);
+    } catch (error) {
+      this.streams.failed('Reading events for a stream', error);
+      this.end();
+    } finally {
+      this.catchingUp = false;
+    }
+  }
+
+  /** The tail's new events: all of the project's after `from`, in order. */
+  follow(from: number, events: StreamedEvent[]): void {
+    if (this.ended || events.length === 0) return;
+    if (this.catchingUp) {
+      this.behind = true;
+      return;
+    }
+    // Events between the position and `from` came before this stream followed the tail: read them first.
+    if (from > this.position) return void this.catchUp();
+    for (const event of events) if (event.sequence > this.position) this.send(event);
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearInterval(this.keepAlive);
+    this.stopHolding();
+    this.onEnd();
+    this.res.end();
+  }
+
+  private send(event: StreamedEvent): void {
+    this.position = event.sequence;
+    if (!this.types || this.types.has(event.type)) this.write(event.message);
+  }
+
+  private write(text: string): void {
+    if (this.ended) return;
+    this.res.write(text);
+    if (this.res.writableLength > MAX_UNREAD_BYTES) this.end();
+  }
+}
+
+/**
+ * A project's events as they commit, read once for all of the project's streams in this
+ * process. Each committed change (or a missed notification) wakes it; it reads every event
+ * after the last one it handed out, and hands them out in order. Reads never overlap: a wake
+ * during one makes another follow it.
+ */
+class ProjectTail {
+  readonly streams = new Set<EventStream>();
+  private reading = false;
+  private again = false;
+  private readonly stopFollowing: () => void;
+
+  constructor(
+    private readonly projectId: string,
+    private position: number,
+    private readonly reader: EventStreams,
+    signal: ChangeSignal,
+  ) {
+    this.stopFollowing = signal.onChange(projectId, () => void this.readNew());
+  }
+
+  close(): void {
+    this.stopFollowing();
+  }
+
+  private async readNew(): Promise<void> {
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = true;
+    try {
+      do {
+        this.again = false;
+        for (let more = true; more && this.streams.size > 0;) {
+          const from = this.position;
+          const { events } = await this.reader.read(this.projectId, from, null);
+          if (events.length > 0) this.position = events[events.length - 1].sequence;
+          for (const stream of [...this.streams]) stream.follow(from, events);
+          more = events.length === PAGE;
+        }
+      } while (this.again && this.streams.size > 0);
+    } catch (error) {
+      this.reader.failed("Reading a project's new events", error);
+      for (const stream of [...this.streams]) stream.end();
+    } finally {
+      this.reading = false;
+    }
+  }
+}
