@@ -3,6 +3,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { jsonBodyParsing } from './common/http/body-parsing';
+import { answerClientErrorsAsProblems } from './common/http/client-errors';
+import { queryTextChecking } from './common/http/query-text';
 import { requestId } from './common/http/request-id';
 import type { AppConfig } from './config/app-config';
 import { HttpDrain } from './lifecycle/http-drain';
@@ -33,12 +35,14 @@ export async function createApp(config: AppConfig, options: { logDestination?: D
   const server = app.getHttpServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   app.get(HttpDrain).track(server);
+  answerClientErrorsAsProblems(server);
   // In this order, before any route: the id and arrival time first, then what reads them.
   app.use(requestId());
   app.use(app.get(HttpDrain).middleware());
   app.use(httpLogger(logger));
   app.use(app.get(HttpMetrics).middleware());
   app.use(jsonBodyParsing());
+  app.use(queryTextChecking());
   setupOpenApi(app);
   await app.init();
   return app;
