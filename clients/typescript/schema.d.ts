@@ -1497,7 +1497,7 @@ export interface components {
   headers: {
     /** @description The request's id: the client's own X-Request-Id when it sent a sensible one, else one made for it. Logs name it. */
     'X-Request-Id': string;
-    /** @description Requests allowed per key per minute (RATE_LIMIT_PER_MINUTE) */
+    /** @description Requests allowed per minute (RATE_LIMIT_PER_MINUTE) per key; per client address for the admin interface and for requests without a live key */
     'RateLimit-Limit': number;
     /** @description Requests left in the current window */
     'RateLimit-Remaining': number;
@@ -1877,7 +1877,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -2008,7 +2008,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -2168,7 +2168,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -2346,7 +2346,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -2522,7 +2522,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -2698,7 +2698,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -2845,7 +2845,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3034,7 +3034,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3230,7 +3230,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3425,7 +3425,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3604,7 +3604,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3779,7 +3779,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3931,7 +3931,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -4062,7 +4062,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -4225,7 +4225,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -4372,7 +4372,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -4561,7 +4561,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -4757,7 +4757,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -4904,7 +4904,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -5064,7 +5064,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -5198,7 +5198,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -5334,7 +5334,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -5509,7 +5509,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -5682,7 +5682,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -5835,7 +5835,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -5966,7 +5966,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -6129,7 +6129,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -6276,7 +6276,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -6449,7 +6449,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -6629,7 +6629,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -6781,7 +6781,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -6958,7 +6958,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -7015,6 +7015,9 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7025,6 +7028,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7036,6 +7042,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7046,6 +7055,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7056,6 +7068,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7066,6 +7081,23 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7087,6 +7119,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7115,6 +7150,9 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7125,6 +7163,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7136,6 +7177,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7146,6 +7190,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7156,6 +7203,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7166,6 +7216,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7176,6 +7229,23 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7197,6 +7267,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7225,6 +7298,9 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7235,6 +7311,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7246,6 +7325,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7256,6 +7338,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7266,6 +7351,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7276,6 +7364,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7286,6 +7377,23 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7307,6 +7415,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7335,6 +7446,9 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7345,6 +7459,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7356,6 +7473,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7366,6 +7486,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7376,6 +7499,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7386,6 +7512,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7396,6 +7525,23 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7417,6 +7563,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7445,6 +7594,9 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7455,6 +7607,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7466,6 +7621,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7476,6 +7634,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7486,6 +7647,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7496,6 +7660,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7506,6 +7673,23 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7527,6 +7711,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7551,6 +7738,9 @@ export interface operations {
       204: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content?: never;
@@ -7559,6 +7749,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7570,6 +7763,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7580,6 +7776,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7590,6 +7789,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7600,6 +7802,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7610,6 +7815,23 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7631,6 +7853,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7655,6 +7880,9 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7665,6 +7893,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7676,6 +7907,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7686,6 +7920,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7696,6 +7933,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7706,6 +7946,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7716,6 +7959,23 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7737,6 +7997,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7765,6 +8028,9 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7775,6 +8041,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7786,6 +8055,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7796,6 +8068,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7806,6 +8081,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7816,6 +8094,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7826,6 +8107,23 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7847,6 +8145,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
