@@ -4,6 +4,8 @@ import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { jsonBodyParsing } from './common/http/body-parsing';
 import { CORS_PATHS, corsForApi, standardHeaders } from './common/http/browser-edges';
+import { answerClientErrorsAsProblems } from './common/http/client-errors';
+import { queryTextChecking } from './common/http/query-text';
 import { requestId } from './common/http/request-id';
 import type { AppConfig } from './config/app-config';
 import { HttpDrain } from './lifecycle/http-drain';
@@ -34,6 +36,7 @@ export async function createApp(config: AppConfig, options: { logDestination?: D
   const server = app.getHttpServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   app.get(HttpDrain).track(server);
+  answerClientErrorsAsProblems(server);
   // In this order, before any route: the id and arrival time first, then what reads them.
   app.use(requestId());
   app.use(app.get(HttpDrain).middleware());
@@ -43,6 +46,7 @@ export async function createApp(config: AppConfig, options: { logDestination?: D
   // Before the key check and the body: a preflight is answered here, 204, without a key.
   app.use([...CORS_PATHS], corsForApi(config.corsOrigins));
   app.use(jsonBodyParsing());
+  app.use(queryTextChecking());
   setupOpenApi(app);
   await app.init();
   return app;

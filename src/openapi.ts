@@ -71,7 +71,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       [
         "Manage a project's tasks and sprints. Every `/api/v1` request acts on the project of its key, sent as",
         '`Authorization: Bearer <key>`. Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`.',
-        'Every `/api/v1` answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and every answer',
+        'Every `/api/v1` and `/admin/v1` answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and every answer',
         '`X-Request-Id`. Ids are UUIDs; calendar dates are `YYYY-MM-DD` (Madrid civil days); timestamps are UTC with milliseconds.',
       ].join(' '),
     )
@@ -189,7 +189,8 @@ const HEADERS = {
     schema: { type: 'string' },
   },
   'RateLimit-Limit': {
-    description: 'Requests allowed per key per minute (RATE_LIMIT_PER_MINUTE)',
+    description:
+      'Requests allowed per minute (RATE_LIMIT_PER_MINUTE) per key; per client address for the admin interface and for requests without a live key',
     required: true,
     schema: { type: 'integer', minimum: 1 },
   },
@@ -225,8 +226,8 @@ const problem = (description: string): ResponseObject => ({
  * - 400 for an unknown query parameter, a body sent to a route that takes none, or a body
  *   that is not a JSON object; 413 and 415 for a body (any route reads one if sent); 500.
  * - 409 on every write: a concurrent change can conflict with it (database-errors.ts).
- * - /api/v1 (project key): 401 and 429, and the RateLimit-* headers on every answer.
- * - /admin/v1 (admin token): 401.
+ * - /api/v1 (project key) and /admin/v1 (admin token): 401 and 429, and the RateLimit-* headers
+ *   on every answer (src/auth/rate-limit.guard.ts).
  * - 503 database_unavailable (with Retry-After) wherever the database is read.
  * - X-Request-Id on every answer.
  * Operations describe their own 400, 404 and 409 where they have more to say.
@@ -265,9 +266,13 @@ function addCommonAnswers(path: string, method: Method, operation: OperationObje
     );
     addHeaders(responses['401'], ['WWW-Authenticate']);
   }
-  const rateLimited = path.startsWith('/api/');
+  const rateLimited = path.startsWith('/api/') || path.startsWith('/admin/');
   if (rateLimited) {
-    responses['429'] ??= problem('Over the rate limit of the key (rate_limited); see Retry-After');
+    responses['429'] ??= problem(
+      path.startsWith('/api/')
+        ? 'Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After'
+        : 'Over the rate limit of the client address (rate_limited); see Retry-After',
+    );
     addHeaders(responses['429'], ['Retry-After']);
   }
   for (const [status, response] of Object.entries(responses)) {

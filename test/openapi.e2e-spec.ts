@@ -104,7 +104,11 @@ describe('OpenAPI document', () => {
       expect(operation.security).toEqual([{ 'admin-token': [] }]);
       expect(operation.tags).toEqual(['admin']);
       expect(operation.responses['401']).toBeDefined();
-      expect(operation.responses['429']).toBeUndefined();
+      // Limited per client address (decisions.md section 21), with the RateLimit-* headers.
+      expect(Object.keys(operation.responses['429'].headers ?? {})).toContain('Retry-After');
+      expect(Object.keys(operation.responses['401'].headers ?? {})).toEqual(
+        expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+      );
     }
     const schemes = (document.components as { securitySchemes: Record<string, { description: string; bearerFormat?: string }> }).securitySchemes;
     expect(schemes).toEqual({

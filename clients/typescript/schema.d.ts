@@ -814,6 +814,9 @@ export interface components {
         | 'dependency_cycle'
         | 'dependency_exists'
         | 'payload_too_large'
+        | 'request_header_too_large'
+        | 'malformed_request'
+        | 'request_timeout'
         | 'unsupported_media_type'
         | 'rate_limited'
         | 'service_unavailable'
@@ -1436,6 +1439,9 @@ export interface components {
         | 'dependency_cycle'
         | 'dependency_exists'
         | 'payload_too_large'
+        | 'request_header_too_large'
+        | 'malformed_request'
+        | 'request_timeout'
         | 'unsupported_media_type'
         | 'rate_limited'
         | 'service_unavailable'
@@ -1764,7 +1770,7 @@ export interface components {
   headers: {
     /** @description The request's id: the client's own X-Request-Id when it sent a sensible one, else one made for it. Logs name it. */
     'X-Request-Id': string;
-    /** @description Requests allowed per key per minute (RATE_LIMIT_PER_MINUTE) */
+    /** @description Requests allowed per minute (RATE_LIMIT_PER_MINUTE) per key; per client address for the admin interface and for requests without a live key */
     'RateLimit-Limit': number;
     /** @description Requests left in the current window */
     'RateLimit-Remaining': number;
@@ -2326,7 +2332,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -2526,7 +2532,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -2755,7 +2761,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3045,7 +3051,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3333,7 +3339,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3615,7 +3621,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3840,7 +3846,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -4144,7 +4150,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -4455,7 +4461,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -4765,7 +4771,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -5050,7 +5056,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -5331,7 +5337,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -5561,7 +5567,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -5761,7 +5767,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -6021,7 +6027,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -6246,7 +6252,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -6550,7 +6556,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -6861,7 +6867,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -7086,7 +7092,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -7333,7 +7339,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -7536,7 +7542,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -7741,7 +7747,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -8022,7 +8028,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -8301,7 +8307,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -8532,7 +8538,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -8953,7 +8959,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -9213,7 +9219,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -9438,7 +9444,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -9717,7 +9723,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10003,7 +10009,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10233,7 +10239,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10516,7 +10522,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10596,6 +10602,9 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10606,6 +10615,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10632,6 +10644,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10651,6 +10666,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10670,6 +10688,9 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10680,6 +10701,29 @@ export interface operations {
            *       "status": 415,
            *       "detail": "The body must be JSON sent as Content-Type: application/json",
            *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -10709,6 +10753,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10743,6 +10790,9 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10753,6 +10803,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10779,6 +10832,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10798,6 +10854,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10817,6 +10876,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10836,6 +10898,9 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10846,6 +10911,29 @@ export interface operations {
            *       "status": 415,
            *       "detail": "The body must be JSON sent as Content-Type: application/json",
            *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -10875,6 +10963,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10912,6 +11003,9 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10922,6 +11016,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10948,6 +11045,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10967,6 +11067,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10986,6 +11089,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11005,6 +11111,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11024,6 +11133,9 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11034,6 +11146,29 @@ export interface operations {
            *       "status": 415,
            *       "detail": "The body must be JSON sent as Content-Type: application/json",
            *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -11063,6 +11198,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11100,6 +11238,9 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11110,6 +11251,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11136,6 +11280,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11155,6 +11302,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11174,6 +11324,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11193,6 +11346,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11212,6 +11368,9 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11222,6 +11381,29 @@ export interface operations {
            *       "status": 415,
            *       "detail": "The body must be JSON sent as Content-Type: application/json",
            *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -11251,6 +11433,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11288,6 +11473,9 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11298,6 +11486,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11324,6 +11515,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11343,6 +11537,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11362,6 +11559,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11381,6 +11581,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11400,6 +11603,9 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11410,6 +11616,29 @@ export interface operations {
            *       "status": 415,
            *       "detail": "The body must be JSON sent as Content-Type: application/json",
            *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -11439,6 +11668,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11476,6 +11708,9 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11486,6 +11721,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11512,6 +11750,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11531,6 +11772,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11550,6 +11794,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11569,6 +11816,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11588,6 +11838,9 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11598,6 +11851,29 @@ export interface operations {
            *       "status": 415,
            *       "detail": "The body must be JSON sent as Content-Type: application/json",
            *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -11627,6 +11903,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11660,6 +11939,9 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11670,6 +11952,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11696,6 +11981,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11715,6 +12003,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11734,6 +12025,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11753,6 +12047,9 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11763,6 +12060,29 @@ export interface operations {
            *       "status": 415,
            *       "detail": "The body must be JSON sent as Content-Type: application/json",
            *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -11792,6 +12112,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11829,6 +12152,9 @@ export interface operations {
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11839,6 +12165,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11865,6 +12194,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11884,6 +12216,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11903,6 +12238,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11922,6 +12260,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11941,6 +12282,9 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11951,6 +12295,29 @@ export interface operations {
            *       "status": 415,
            *       "detail": "The body must be JSON sent as Content-Type: application/json",
            *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -11980,6 +12347,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12013,6 +12383,9 @@ export interface operations {
       204: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content?: never;
@@ -12021,6 +12394,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12047,6 +12423,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12066,6 +12445,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12085,6 +12467,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12104,6 +12489,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12123,6 +12511,9 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12133,6 +12524,29 @@ export interface operations {
            *       "status": 415,
            *       "detail": "The body must be JSON sent as Content-Type: application/json",
            *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -12162,6 +12576,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12195,6 +12612,9 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12205,6 +12625,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12231,6 +12654,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12250,6 +12676,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12269,6 +12698,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12288,6 +12720,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12307,6 +12742,9 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12317,6 +12755,29 @@ export interface operations {
            *       "status": 415,
            *       "detail": "The body must be JSON sent as Content-Type: application/json",
            *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -12346,6 +12807,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12383,6 +12847,9 @@ export interface operations {
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12393,6 +12860,9 @@ export interface operations {
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12419,6 +12889,9 @@ export interface operations {
         headers: {
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12438,6 +12911,9 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12457,6 +12933,9 @@ export interface operations {
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12476,6 +12955,9 @@ export interface operations {
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12495,6 +12977,9 @@ export interface operations {
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12505,6 +12990,29 @@ export interface operations {
            *       "status": 415,
            *       "detail": "The body must be JSON sent as Content-Type: application/json",
            *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -12534,6 +13042,9 @@ export interface operations {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
           'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {

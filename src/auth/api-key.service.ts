@@ -14,6 +14,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 export class ApiKeyService {
   private readonly logger = new Logger(ApiKeyService.name);
   private readonly lastUsedWrites = new Map<string, number>();
+  private readonly lookups = new WeakMap<Request, Promise<Caller | null>>();
 
   constructor(private readonly prisma: PrismaService) {}
 
@@ -23,15 +24,33 @@ export class ApiKeyService {
    */
   async authenticate(request: Request): Promise<Caller> {
     if (!request.headers.authorization) throw unauthenticated('Send your key as Authorization: Bearer <key>');
+    if (!bearerKeyHash(request)) throw unauthenticated('The Authorization header must be Bearer <key>');
+    const caller = await this.liveKeyOf(request);
+    if (!caller) throw unauthenticated('Unknown or revoked key');
+    return caller;
+  }
+
+  /**
+   * The live key the request's bearer key names, or null (no key, an unknown or a revoked one).
+   * Looked up once per request: the rate limit reads it first, to count the request against the
+   * key or against its address (RateLimitGuard), then authenticate() does.
+   */
+  liveKeyOf(request: Request): Promise<Caller | null> {
+    let caller = this.lookups.get(request);
+    if (!caller) this.lookups.set(request, (caller = this.lookUp(request)));
+    return caller;
+  }
+
+  private async lookUp(request: Request): Promise<Caller | null> {
     const secretHash = bearerKeyHash(request);
-    if (!secretHash) throw unauthenticated('The Authorization header must be Bearer <key>');
+    if (!secretHash) return null;
     // Raw SQL on purpose: this runs before every request, and a model query would first go
     // through Prisma's query compiler, a visible share of a list request's CPU (README.md,
     // Performance); prepared, so that it is not parsed and planned again each time.
     const [key] = await this.prisma.preparedSql.$queryRaw<{ id: string; projectId: string; name: string; permissions: string[]; revoked: boolean }[]>`
       SELECT id, project_id AS "projectId", name, permissions, revoked_at IS NOT NULL AS revoked
         FROM api_keys WHERE secret_hash = ${secretHash}`;
-    if (!key || key.revoked) throw unauthenticated('Unknown or revoked key');
+    if (!key || key.revoked) return null;
     this.recordUse(key.id);
     return {
       projectId: key.projectId,

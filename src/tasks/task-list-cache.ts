@@ -1,9 +1,21 @@
 import { Injectable } from '@nestjs/common';
 
-/** Totals remembered, one small entry per list (filters without cursor and limit). */
-const MAX_TOTALS = 10_000;
-/** Memory for remembered pages, counted as two bytes per character of their JSON text. */
-const MAX_PAGE_BYTES = 64 * 1024 * 1024;
+export interface TaskListCacheLimits {
+  /** Totals remembered, one small entry per list (filters without cursor and limit). */
+  totals: number;
+  /** Pages remembered, per list, cursor and limit. */
+  pages: number;
+  /**
+   * Everything the cache holds, keys included: each entry counts two bytes per character of its
+   * key (and of its page's JSON text) and ENTRY_OVERHEAD_BYTES for the Map entry and the objects
+   * around them. Keys are long (the list's SQL conditions and values, a cursor), so distinct
+   * lists that each answer a short page cost more in keys than in bodies.
+   */
+  bytes: number;
+}
+
+export const TASK_LIST_CACHE_LIMITS: Readonly<TaskListCacheLimits> = { totals: 10_000, pages: 20_000, bytes: 64 * 1024 * 1024 };
+const ENTRY_OVERHEAD_BYTES = 200;
 
 export interface RememberedTotal {
   version: string;
@@ -26,14 +38,17 @@ export interface RememberedPage extends RememberedTotal {
  *   large project, and the count is the same on every page.
  * - Pages, per list, cursor and limit: boards and sync jobs poll the same pages.
  *
- * Per process and least recently used first out; every instance checks the version in the
- * database, so several instances stay exact.
+ * Per process and least recently used first out, bounded in entries and in bytes whatever
+ * the clients ask for; every instance checks the version in the database, so several
+ * instances stay exact.
  */
 @Injectable()
 export class TaskListCache {
+  /** Its bounds (a test may lower them on a running app's cache, to see it evict). */
+  readonly limits: TaskListCacheLimits = { ...TASK_LIST_CACHE_LIMITS };
   private readonly totals = new Map<string, RememberedTotal>();
   private readonly pages = new Map<string, RememberedPage>();
-  private pageBytes = 0;
+  private bytes = 0;
 
   total(list: string): RememberedTotal | undefined {
     return touch(this.totals, list);
@@ -44,21 +59,33 @@ export class TaskListCache {
   }
 
   remember(list: string, page: string, answer: RememberedPage): void {
-    this.totals.delete(list);
-    this.totals.set(list, { version: answer.version, total: answer.total });
-    if (this.totals.size > MAX_TOTALS) this.totals.delete(oldest(this.totals));
-
-    this.forgetPage(page);
-    this.pages.set(page, answer);
-    this.pageBytes += bytes(answer);
-    while (this.pageBytes > MAX_PAGE_BYTES) this.forgetPage(oldest(this.pages));
+    this.forget(this.totals, list);
+    this.add(this.totals, list, { version: answer.version, total: answer.total });
+    this.forget(this.pages, page);
+    this.add(this.pages, page, answer);
+    const { totals, pages, bytes } = this.limits;
+    while (this.totals.size > totals) this.forget(this.totals, oldest(this.totals));
+    while (this.pages.size > pages) this.forget(this.pages, oldest(this.pages));
+    // Pages go first: a total is small and saves the most (a count of every match).
+    while (this.bytes > bytes && this.pages.size) this.forget(this.pages, oldest(this.pages));
+    while (this.bytes > bytes && this.totals.size) this.forget(this.totals, oldest(this.totals));
   }
 
-  private forgetPage(page: string): void {
-    const entry = this.pages.get(page);
+  /** What the cache holds: entries, and bytes as counted against `limits.bytes`. */
+  usage(): { totals: number; pages: number; bytes: number } {
+    return { totals: this.totals.size, pages: this.pages.size, bytes: this.bytes };
+  }
+
+  private add<T extends RememberedTotal>(map: Map<string, T>, key: string, entry: T): void {
+    map.set(key, entry);
+    this.bytes += bytesOf(key, entry);
+  }
+
+  private forget<T extends RememberedTotal>(map: Map<string, T>, key: string): void {
+    const entry = map.get(key);
     if (!entry) return;
-    this.pages.delete(page);
-    this.pageBytes -= bytes(entry);
+    map.delete(key);
+    this.bytes -= bytesOf(key, entry);
   }
 }
 
@@ -76,6 +103,6 @@ function oldest(map: Map<string, unknown>): string {
   return map.keys().next().value as string;
 }
 
-function bytes(page: RememberedPage): number {
-  return page.body.length * 2;
+function bytesOf(key: string, entry: RememberedTotal | RememberedPage): number {
+  return ENTRY_OVERHEAD_BYTES + 2 * (key.length + entry.version.length + ('body' in entry ? entry.body.length : 0));
 }

@@ -1,3 +1,4 @@
+import { Agent } from 'node:http';
 import type { Test } from 'supertest';
 import { ALL_PERMISSIONS, Permission } from '../../src/auth/permissions';
 import { ADMIN_TOKEN, TestApp } from './test-app';
@@ -76,3 +77,11 @@ export type TaskJson = Record<string, any> & { id: string };
 
 export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const NO_SUCH_ID = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * An HTTP agent whose requests come from `address` (any of 127.0.0.0/8 reaches the test app), for
+ * rules that count per client address: `t.http.get(url).agent(fromAddress('127.0.0.2'))`.
+ */
+export function fromAddress(address: string): Agent {
+  return new Agent({ localAddress: address });
+}

@@ -7,7 +7,8 @@ import { invalidFields } from '../errors/problem';
 
 /**
  * Runs after the guards and before validation, for every route:
- * - answers the body problem that body parsing kept aside (malformed JSON, 413, 415);
+ * - answers the body problem that body parsing kept aside (malformed JSON, 413, 415, and
+ *   what strict-json.ts refuses), then a query parameter that is not UTF-8 (query-text.ts);
  * - rejects a body or query parameters sent to a route that takes none, as
  *   `unknown_field` (routes that take them reject unknown ones through their DTO).
  */
@@ -18,6 +19,7 @@ export class RequestShapeInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<Request>();
     if (request.bodyProblem) throw request.bodyProblem;
+    if (request.queryProblem) throw request.queryProblem;
     const declared = this.inputsOf(context);
     if (!declared.query) rejectFields(Object.keys(request.query ?? {}));
     if (!declared.body && request.body && typeof request.body === 'object') rejectFields(Object.keys(request.body));

@@ -11,5 +11,7 @@ declare module 'express-serve-static-core' {
     caller?: Caller;
     /** A body problem found while parsing, answered after authentication (src/common/http/body-parsing.ts). */
     bodyProblem?: Problem;
+    /** A query parameter that is not UTF-8, answered after authentication (src/common/http/query-text.ts). */
+    queryProblem?: Problem;
   }
 }

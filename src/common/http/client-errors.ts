@@ -1,0 +1,54 @@
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { ProblemCode } from '../errors/problem';
+
+interface ClientErrorAnswer {
+  status: number;
+  code: ProblemCode;
+  detail: string;
+}
+
+/** Node's parser errors that have an answer of their own; any other is 400, as Node answers them. */
+const ANSWERS: Record<string, ClientErrorAnswer> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: 'request_header_too_large',
+    detail: `The request's headers are larger than the ${maxHeaderSize} bytes this server reads`,
+  },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, code: 'payload_too_large', detail: "The body's chunk extensions are too large" },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request_timeout', detail: 'The request was not received in time' },
+};
+const NOT_HTTP: ClientErrorAnswer = { status: 400, code: 'malformed_request', detail: 'The request is not valid HTTP/1.1' };
+
+/** What Node calls the response in progress on a connection; it has no public name. */
+type ServerSocket = Duplex & { _httpMessage?: { headersSent: boolean } | null };
+
+/**
+ * Requests that Node's HTTP parser refuses before any route sees them (headers over its limit,
+ * text that is not HTTP, too slow) are answered as problem+json like every other error
+ * (decisions.md sections 1 and 22), where Node would send a bare status line. Node's own rule
+ * is kept: an answer only where none has started on the connection, which is then closed.
+ */
+export function answerClientErrorsAsProblems(server: Server): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: ServerSocket) => {
+    if (error.code !== 'ECONNRESET' && socket.writable && !socket._httpMessage?.headersSent) {
+      socket.write(problemResponse(ANSWERS[error.code ?? ''] ?? NOT_HTTP));
+    }
+    socket.destroy();
+  });
+}
+
+function problemResponse({ status, code, detail }: ClientErrorAnswer): string {
+  const title = STATUS_CODES[status] ?? 'Error';
+  const body = JSON.stringify({ type: 'about:blank', title, status, detail, code });
+  return [
+    `HTTP/1.1 ${status} ${title}`,
+    'Content-Type: application/problem+json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'X-Content-Type-Options: nosniff',
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}

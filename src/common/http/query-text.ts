@@ -1,0 +1,42 @@
+import { isUtf8 } from 'node:buffer';
+import { unescape } from 'node:querystring';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { invalidFields, Problem } from '../errors/problem';
+import { NOT_UNICODE_TEXT } from './strict-json';
+
+/**
+ * Refuses a query parameter whose percent-decoded bytes are not UTF-8 (`?q=%FF`): Express reads
+ * query strings with Node's querystring, which puts U+FFFD in their place silently, and the
+ * service would search for, or store, what was not sent. (A lone surrogate cannot come out of
+ * a query string: UTF-8 has no encoding for one, and Node's parser refuses a URL with raw bytes
+ * outside ASCII.)
+ * Like a body problem, it is kept on the request and answered by RequestShapeInterceptor after
+ * the guards: 400 validation_failed naming the parameter.
+ */
+export function queryTextChecking(): RequestHandler {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const start = req.url.indexOf('?');
+    if (start !== -1) req.queryProblem = firstNotUtf8(req.url.slice(start + 1));
+    next();
+  };
+}
+
+const PERCENT_ENCODED_BYTE = /%([0-9a-f]{2})/gi;
+
+function firstNotUtf8(query: string): Problem | undefined {
+  for (const parameter of query.split('&')) {
+    if (!parameter.includes('%')) continue;
+    // The bytes querystring decodes a name and value to: each %XX one byte, any other (ASCII)
+    // character as it is, a malformed % included.
+    const bytes = Buffer.from(
+      parameter.replace(PERCENT_ENCODED_BYTE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+      'latin1',
+    );
+    if (!isUtf8(bytes)) {
+      const equals = parameter.indexOf('=');
+      const name = equals === -1 ? parameter : parameter.slice(0, equals);
+      return invalidFields('validation_failed', [{ field: unescape(name), message: NOT_UNICODE_TEXT }]);
+    }
+  }
+  return undefined;
+}
