@@ -125,6 +125,8 @@ describe('Idempotency-Key', () => {
 
   it('commits the stored answer with the change: when storing it fails, the task is not created either', async () => {
     const own = await createProject(t, 'Idempotency atomic');
+    // The project's set-up (its members and labels) has events of its own.
+    const eventsBefore = await t.prisma.event.count({ where: { projectId: own.id } });
     await t.prisma.$executeRawUnsafe(`
       CREATE FUNCTION refuse_stored_answers() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'refused for the test'; END $$`);
@@ -140,7 +142,7 @@ describe('Idempotency-Key', () => {
       await t.prisma.$executeRawUnsafe('DROP FUNCTION refuse_stored_answers()');
     }
     expect(await countTasks(own.id, 'Never half done')).toBe(0);
-    expect(await t.prisma.event.count({ where: { projectId: own.id } })).toBe(0);
+    expect(await t.prisma.event.count({ where: { projectId: own.id } })).toBe(eventsBefore);
     expect(await t.prisma.idempotentRequest.count({ where: { idempotencyKey: 'atomic' } })).toBe(0);
   });
 
