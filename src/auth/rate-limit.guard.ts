@@ -11,6 +11,7 @@ import {
 } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { Problem } from '../common/errors/problem';
+import { surfaceOf } from '../common/http/surface';
 import { ApiKeyService } from './api-key.service';
 
 /**
@@ -40,14 +41,13 @@ export class RateLimitGuard extends ThrottlerGuard {
   }
 
   protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
-    const path = context.switchToHttp().getRequest<Request>().path;
-    return !path.startsWith('/api/') && !path.startsWith('/admin/');
+    return surfaceOf(context.switchToHttp().getRequest<Request>()) === 'other';
   }
 
   protected override async getTracker(request: Request): Promise<string> {
     // An IPv6 client is counted by its /64, as the library does: one host may hold all of it.
     const address = normalizeIp(request.ip ?? 'unknown', this.ipv6SubnetPrefix);
-    if (request.path.startsWith('/admin/')) return `admin-address:${address}`;
+    if (surfaceOf(request) === 'admin') return `admin-address:${address}`;
     // A look-up that fails (the database unreachable) counts against the address; ApiKeyGuard
     // then answers that failure (503), with this guard's RateLimit-* headers like any answer.
     const caller = await this.apiKeys.liveKeyOf(request).catch(() => null);
