@@ -6,6 +6,7 @@ import { AppModule } from './app.module';
 import { jsonBodyParsing } from './common/http/body-parsing';
 import { CORS_PATHS, corsForApi, standardHeaders } from './common/http/browser-edges';
 import { answerClientErrorsAsProblems } from './common/http/client-errors';
+import { undecodablePathSegmentsAsSent } from './common/http/path-text';
 import { queryTextChecking } from './common/http/query-text';
 import { requestId } from './common/http/request-id';
 import type { AppConfig } from './config/app-config';
@@ -47,6 +48,8 @@ export async function createApp(config: AppConfig, options: { logDestination?: D
   app.use(app.get(HttpDrain).middleware());
   app.use(httpLogger(logger));
   app.use(app.get(HttpMetrics).middleware());
+  // Before anything routes: a path segment the router could not decode reaches its route.
+  app.use(undecodablePathSegmentsAsSent());
   app.use(standardHeaders());
   // Before the key check and the body: a preflight is answered here, 204, without a key.
   app.use([...CORS_PATHS], corsForApi(config.corsOrigins));

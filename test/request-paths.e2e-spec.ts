@@ -68,6 +68,47 @@ describe('paths as they are spelled', () => {
     }
   });
 
+  /** The answer went through the rate limit, as every /api/v1 and /admin/v1 answer does. */
+  function expectCounted(res: { headers: Record<string, string> }): void {
+    expect(res.headers['ratelimit-limit']).toBe(String(LIMIT));
+    expect(res.headers['ratelimit-remaining']).toMatch(/^\d+$/);
+  }
+
+  it('answers a path that is not UTF-8 after the rate limit and the key check: an id that is not one is 404', async () => {
+    for (const path of ['/api/v1/tasks/%FF', '/api/v1/tasks/%E2%82', '/api/v1/sprints/%', '/api/v1/tasks/%zz/history']) {
+      const anonymous = await t.http.get(path);
+      expect([anonymous.status, anonymous.body.code]).toEqual([401, 'unauthenticated']);
+      expectCounted(anonymous);
+      const res = await t.http.get(path).set('Authorization', `Bearer ${project.key}`);
+      expect([path, res.status, res.body.code]).toEqual([path, 404, 'not_found']);
+      expectCounted(res);
+    }
+    // The body is validated first, as for any id (decisions.md section 1: 400 before 404).
+    const patched = await project.api.patch('/api/v1/tasks/%FF', { title: 42 });
+    expect([patched.status, patched.body.code]).toEqual([400, 'validation_failed']);
+    await project.api.patch('/api/v1/tasks/%FF', { title: 'x' }).expect(404);
+    // A segment no endpoint has: the API's own 404.
+    const unknown = await project.api.get('/api/v1/%FF');
+    expect([unknown.status, unknown.body.code]).toEqual([404, 'not_found']);
+    expectCounted(unknown);
+    // The admin interface alike: its token checked (and counted) first.
+    const admin = await t.http.get('/admin/v1/projects/%FF/keys');
+    expect([admin.status, admin.body.code]).toEqual([401, 'unauthenticated']);
+    expectCounted(admin);
+    await t.http.get('/admin/v1/projects/%FF/keys').set('Authorization', `Bearer ${ADMIN_TOKEN}`).expect(404);
+  });
+
+  it('answers /api/v1 itself like any path no endpoint serves: 401, then 404, rate-limited', async () => {
+    for (const path of ['/api/v1', '/api/v1/']) {
+      const anonymous = await t.http.get(path);
+      expect([anonymous.status, anonymous.body.code]).toEqual([401, 'unauthenticated']);
+      expectCounted(anonymous);
+      const res = await t.http.post(path).set('Authorization', `Bearer ${project.key}`).send({});
+      expect([res.status, res.body.code]).toEqual([404, 'not_found']);
+      expectCounted(res);
+    }
+  });
+
   it('treats a request target in absolute form like its path: rate limit and Cache-Control', async () => {
     const answer = await exchange(
       port,
