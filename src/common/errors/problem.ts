@@ -20,6 +20,7 @@ export const PROBLEM_CODES = [
   'request_header_too_large',
   'malformed_request',
   'request_timeout',
+  'expectation_failed',
   'unsupported_media_type',
   'rate_limited',
   'service_unavailable',
