@@ -253,6 +253,24 @@ describe('bad input is refused before any validation (decisions.md section 17)',
     expect(res.body).toMatchObject({ code: 'unknown_field', errors: [{ field: 'a' }] });
   });
 
+  it('answers an object of more than 1000 keys with 400 malformed_json, and stores nothing; 1000 are read', async () => {
+    const keys = (count: number) => Array.from({ length: count }, (_, i) => `"k${i}":0`).join(',');
+    await expectRefusedEverywhere(() => [{ body: `{${keys(1001)}}`, code: 'malformed_json' }]);
+    await expectRefusedEverywhere(() => [{ body: `{"tasks":[{${keys(1001)}}]}`, code: 'malformed_json' }]);
+    const res = await project.api.post('/api/v1/tasks', `{"title":"x",${keys(999)}}`).set('Content-Type', 'application/json');
+    expect([res.status, res.body.code]).toEqual([400, 'unknown_field']);
+  });
+
+  it('lists at most the first 100 problems in errors, and says how many more there are', async () => {
+    const keys = Array.from({ length: 1000 }, (_, i) => `"k${i}":0`).join(',');
+    const res = await project.api.post('/api/v1/tasks', `{${keys}}`).set('Content-Type', 'application/json').expect(400);
+    expect(res.body.code).toBe('unknown_field');
+    expect(res.body.errors).toHaveLength(100);
+    expect(res.body.errors[0]).toEqual({ field: 'k0', message: 'is not a field of this request' });
+    expect(res.body.detail).toMatch(/and 900 more problems$/);
+    expect(res.body.detail.length).toBeLessThan(5000);
+  });
+
   it('names a lone surrogate of either kind, anywhere in a string, and keeps a pair (an emoji) as it was sent', async () => {
     for (const text of ['\\udc00', 'ab\\ud800', '\\udc00\\ud800', '\\ud83d']) {
       const res = await project.api.post('/api/v1/tasks', `{"title":"${text}"}`).set('Content-Type', 'application/json').expect(400);

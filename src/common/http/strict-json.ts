@@ -5,6 +5,12 @@ import { FieldError, invalidFields, Problem, ProblemCode } from '../errors/probl
 /** Bodies nested deeper than this are refused (decisions.md section 17). */
 export const MAX_JSON_DEPTH = 64;
 
+/**
+ * Keys in one object, at most: no request defines a tenth of this, and a body of 100 000 keys
+ * would cost its validation, the Idempotency-Key fingerprint (which sorts them) and its answer.
+ */
+export const MAX_KEYS_PER_OBJECT = 1000;
+
 /** Keys that mean something to JavaScript objects: refused anywhere in a body (decisions.md section 17). */
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -16,7 +22,8 @@ export const NOT_UNICODE_TEXT = 'must be valid Unicode text: UTF-8, without a lo
 /**
  * A request body's JSON text as the object it holds, refusing what JSON.parse accepts silently
  * (docs/decisions.md, "Bad input"), before any validation sees it:
- * - nesting deeper than MAX_JSON_DEPTH: 400 malformed_json, found before anything recurses;
+ * - nesting deeper than MAX_JSON_DEPTH, or an object of more than MAX_KEYS_PER_OBJECT keys: 400
+ *   malformed_json, found before anything recurses or is built;
  * - not JSON, or not an object: 400 malformed_json;
  * - a key twice in one object: 400 malformed_json naming it (which one was meant is unknowable);
  * - a key `__proto__`, `constructor` or `prototype`: 400 unknown_field naming it;
@@ -82,6 +89,7 @@ function firstTextProblem(text: string, notUtf8At: readonly number[]): Problem |
         while (nextNotUtf8 < notUtf8At.length && notUtf8At[nextNotUtf8] < start) nextNotUtf8++;
         const notUtf8 = nextNotUtf8 < notUtf8At.length && notUtf8At[nextNotUtf8] < start + scanner.getTokenLength();
         if (expectingKey && container?.keys) {
+          if (container.keys.size === MAX_KEYS_PER_OBJECT) throw malformed(`the body has an object of more than ${MAX_KEYS_PER_OBJECT} keys`);
           expectingKey = false;
           container.at = value;
           problem ??= keyProblem(value, notUtf8, container.keys, open);
