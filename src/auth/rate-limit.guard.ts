@@ -13,7 +13,6 @@ import type { Request, Response } from 'express';
 import { Problem } from '../common/errors/problem';
 import { surfaceOf } from '../common/http/surface';
 import { ApiKeyService } from './api-key.service';
-import { bearerKeyHash } from './api-keys';
 import type { Caller } from './caller';
 import type { RateLimitStorage } from './rate-limit.storage';
 
@@ -69,7 +68,7 @@ export class RateLimitGuard extends ThrottlerGuard {
     // An IPv6 client is counted by its /64, as the library does: one host may hold all of it.
     const address = normalizeIp(request.ip ?? 'unknown', this.ipv6SubnetPrefix);
     if (surfaceOf(request) === 'admin') return `admin-address:${address}`;
-    const keyHash = bearerKeyHash(request);
+    const keyHash = this.apiKeys.keyHashOf(request);
     const knownKeyId = keyHash ? this.liveKeyIds.get(keyHash) : undefined;
     const likely = knownKeyId ? `key:${knownKeyId}` : `address:${address}`;
     if (isBlocked(likely)) return likely;
@@ -98,11 +97,16 @@ export class RateLimitGuard extends ThrottlerGuard {
     response.setHeader(`${this.headerPrefix}-Limit`, detail.limit);
     response.setHeader(`${this.headerPrefix}-Remaining`, 0);
     response.setHeader(`${this.headerPrefix}-Reset`, detail.timeToBlockExpire);
-    const who = detail.tracker.startsWith('key:') ? 'for this key' : 'from this address';
-    throw new Problem(HttpStatus.TOO_MANY_REQUESTS, 'rate_limited', `Too many requests ${who}; retry after the number of seconds in Retry-After`);
+    throw rateLimited(detail.tracker.startsWith('key:') ? 'key' : 'address');
   }
 
   protected override generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {
     return `rate-limit:${throttlerName}:${tracker}`;
   }
+}
+
+/** The 429 of a counter: a live key's own, or a client address's (src/openapi.ts shows both). */
+export function rateLimited(counter: 'key' | 'address'): Problem {
+  const who = counter === 'key' ? 'for this key' : 'from this address';
+  return new Problem(HttpStatus.TOO_MANY_REQUESTS, 'rate_limited', `Too many requests ${who}; retry after the number of seconds in Retry-After`);
 }

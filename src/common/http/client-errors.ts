@@ -1,7 +1,8 @@
-import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import { maxHeaderSize } from 'node:http';
 import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ProblemCode } from '../errors/problem';
+import { Problem, type ProblemCode } from '../errors/problem';
+import { problemJson } from '../errors/problem-details.filter';
 
 interface ClientErrorAnswer {
   status: number;
@@ -54,8 +55,9 @@ export function answerClientErrorsAsProblems(server: Server): void {
 
 /** The answer's status line, headers and body: the same for every client error answered here. */
 function problemAnswer({ status, code, detail }: ClientErrorAnswer): { status: number; title: string; headers: OutgoingHttpHeaders; body: string } {
-  const title = STATUS_CODES[status] ?? 'Error';
-  const body = JSON.stringify({ type: 'about:blank', title, status, detail, code });
+  const problem = problemJson(new Problem(status, code, detail));
+  const title = String(problem.title);
+  const body = JSON.stringify(problem);
   const headers = {
     'Content-Type': 'application/problem+json',
     'Content-Length': Buffer.byteLength(body),
