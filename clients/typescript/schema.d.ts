@@ -10724,7 +10724,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -10934,7 +10934,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -11169,7 +11169,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -11404,7 +11404,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -11639,7 +11639,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -11874,7 +11874,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -12083,7 +12083,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -12318,7 +12318,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -12547,7 +12547,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -12778,7 +12778,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -13013,7 +13013,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
