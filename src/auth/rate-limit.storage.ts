@@ -84,8 +84,8 @@ export class FixedWindowRateLimitStorage implements RateLimitStorage, OnApplicat
   }
 }
 
-/** Blocks remembered per instance by RedisRateLimitStorage: past this, the one that ends first is forgotten. */
-export const REMEMBERED_BLOCKS = 10_000;
+/** Blocks remembered per instance by RedisRateLimitStorage: past this, the one remembered first is forgotten. */
+const REMEMBERED_BLOCKS = 10_000;
 
 /**
  * The counters in Redis (REDIS_URL; shared by every instance), with isBlocked() answered from the
