@@ -1,4 +1,4 @@
-// Builds dist/ with `nest build` only when it is missing or older than a source file: what
+// Builds dist/ with `nest build` only when it is missing or older than an input of the build: what
 // `npm start` (prestart) and the tests that start the built server run first. A fresh clone builds
 // once (about 40 s); later starts skip it. `npm run build` always builds.
 const { execFileSync } = require('node:child_process');
@@ -9,12 +9,15 @@ const ROOT = path.resolve(__dirname, '..');
 // What the build reads: the sources, the settings of tsc and Nest's CLI (the Swagger plugin), the dependencies.
 const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json', 'package.json', 'package-lock.json'];
 
+// A directory's own time counts too: a file deleted, renamed or added (with whatever time it
+// carries, as a checkout or a copy keeps it) changes the time of the directory that holds it.
+// (The root's time is left out: dist/, data/ and node_modules live there.)
 function newestInputChange(root) {
   let newest = 0;
   const visit = (file) => {
     const stat = fs.statSync(file);
+    newest = Math.max(newest, stat.mtimeMs);
     if (stat.isDirectory()) for (const entry of fs.readdirSync(file)) visit(path.join(file, entry));
-    else newest = Math.max(newest, stat.mtimeMs);
   };
   for (const entry of INPUTS) if (fs.existsSync(path.join(root, entry))) visit(path.join(root, entry));
   return newest;

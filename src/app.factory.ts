@@ -1,10 +1,12 @@
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import express from 'express';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { jsonBodyParsing } from './common/http/body-parsing';
 import { CORS_PATHS, corsForApi, standardHeaders } from './common/http/browser-edges';
 import { answerClientErrorsAsProblems } from './common/http/client-errors';
+import { undecodablePathSegmentsAsSent } from './common/http/path-text';
 import { queryTextChecking } from './common/http/query-text';
 import { requestId } from './common/http/request-id';
 import type { AppConfig } from './config/app-config';
@@ -25,7 +27,11 @@ const KEEP_ALIVE_TIMEOUT_MS = 65_000;
  */
 export async function createApp(config: AppConfig, options: { logDestination?: DestinationStream } = {}): Promise<NestExpressApplication> {
   const logger = createRootLogger(config, options.logDestination);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+  // Routes match as spelled (/API/v1 is no route): the rules that tell the API and the admin
+  // interface apart compare paths so (common/http/surface.ts). Express reads the setting once,
+  // when it creates its router, which the adapter's constructor does: so it is set before.
+  const expressApp = express().set('case sensitive routing', true);
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new ExpressAdapter(expressApp), {
     bodyParser: false,
     logger: new NestLogger(logger),
     // Start-up failures propagate as errors (main.ts prints them) instead of exiting the process.
@@ -42,6 +48,8 @@ export async function createApp(config: AppConfig, options: { logDestination?: D
   app.use(app.get(HttpDrain).middleware());
   app.use(httpLogger(logger));
   app.use(app.get(HttpMetrics).middleware());
+  // Before anything routes: a path segment the router could not decode reaches its route.
+  app.use(undecodablePathSegmentsAsSent());
   app.use(standardHeaders());
   // Before the key check and the body: a preflight is answered here, 204, without a key.
   app.use([...CORS_PATHS], corsForApi(config.corsOrigins));

@@ -3,9 +3,11 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { STATUS_CODES } from 'node:http';
 import { PUBLIC_OPERATION, REQUIRED_PERMISSION_EXTENSION } from './auth/auth.decorators';
+import { rateLimited } from './auth/rate-limit.guard';
 import { Problem, type FieldError, type ProblemCode } from './common/errors/problem';
 import { internalProblem, problemJson } from './common/errors/problem-details.filter';
 import { HONOURS_IF_MATCH } from './common/http/entity-tag';
+import { surfaceOfPath } from './common/http/surface';
 import { describeWebhookDeliveries } from './webhooks/webhook-openapi';
 
 /**
@@ -448,7 +450,8 @@ function problemFor(status: number, path: string, permission: string | undefined
         'This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request',
       );
     case 429:
-      return new Problem(status, 'rate_limited', 'Too many requests for this key; retry after the number of seconds in Retry-After');
+      // The admin interface counts per client address; the API per key (keyless requests per address too).
+      return rateLimited(surfaceOfPath(path) === 'admin' ? 'address' : 'key');
     case 500:
       return internalProblem();
     case 503:

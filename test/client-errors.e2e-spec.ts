@@ -47,6 +47,25 @@ describe('requests the HTTP parser refuses', () => {
     expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
   });
 
+  it('answers an Expect other than 100-continue with 417 expectation_failed as problem+json, with the headers of the others', async () => {
+    const answer = await exchange(
+      port,
+      'POST /api/v1/tasks HTTP/1.1\r\nHost: localhost\r\nExpect: 200-ok\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    expect(answer.status).toBe(417);
+    expect(answer.headers['content-type']).toBe('application/problem+json');
+    expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(answer.headers.connection).toBe('close');
+    expect(JSON.parse(answer.body)).toEqual({
+      type: 'about:blank',
+      title: 'Expectation Failed',
+      status: 417,
+      detail: expect.any(String),
+      code: 'expectation_failed',
+    });
+    expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
+  });
+
   it('answers a request that is not HTTP with 400 malformed_request as problem+json', async () => {
     const answer = await exchange(port, 'HELLO THERE\r\n\r\n');
     expect(answer.status).toBe(400);

@@ -8,7 +8,7 @@ const ROOT = path.join(__dirname, '..');
 const { isBuildCurrent } = require('../scripts/build-if-stale') as { isBuildCurrent(root?: string): boolean };
 
 describe('npm start', () => {
-  it('builds dist/ only when it is missing or older than an input of the build', () => {
+  it('builds dist/ only when it is missing or older than an input of the build, a source deleted or added included', () => {
     const root = mkdtempSync(path.join(tmpdir(), 'build-if-stale-'));
     try {
       mkdirSync(path.join(root, 'src', 'tasks'), { recursive: true });
@@ -18,7 +18,8 @@ describe('npm start', () => {
       mkdirSync(path.join(root, 'dist'));
       writeFileSync(path.join(root, 'dist', 'main.js'), '');
       const at = (file: string, seconds: number) => utimesSync(path.join(root, file), seconds, seconds);
-      at('src/tasks/task.dto.ts', 1_000);
+      const sourcesAt = (seconds: number) => ['src/tasks/task.dto.ts', 'src/tasks', 'src'].forEach((file) => at(file, seconds));
+      sourcesAt(1_000);
       at('package.json', 1_000);
       at('dist/main.js', 2_000);
       expect(isBuildCurrent(root)).toBe(true);
@@ -26,6 +27,16 @@ describe('npm start', () => {
       expect(isBuildCurrent(root)).toBe(false);
       at('dist/main.js', 3_000);
       at('package.json', 4_000); // a dependency added since
+      expect(isBuildCurrent(root)).toBe(false);
+      at('dist/main.js', 5_000);
+      expect(isBuildCurrent(root)).toBe(true);
+      rmSync(path.join(root, 'src', 'tasks', 'task.dto.ts')); // a source deleted since
+      expect(isBuildCurrent(root)).toBe(false);
+      writeFileSync(path.join(root, 'src', 'tasks', 'task.dto.ts'), '');
+      sourcesAt(1_000);
+      expect(isBuildCurrent(root)).toBe(true);
+      writeFileSync(path.join(root, 'src', 'tasks', 'old.ts'), ''); // added since, with an older time (a copy, a checkout)
+      at('src/tasks/old.ts', 1_000);
       expect(isBuildCurrent(root)).toBe(false);
     } finally {
       rmSync(root, { recursive: true, force: true });

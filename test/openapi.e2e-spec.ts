@@ -472,7 +472,7 @@ describe('OpenAPI document', () => {
 });
 
 describe('the 429 example', () => {
-  it('is what the rate limit answers', async () => {
+  it('is what the rate limit answers, on the API (per key) and on the admin interface (per address)', async () => {
     // Room for the project's set-up through the admin interface, which may be limited too.
     const t = await startTestApp({ rateLimitPerMinute: 10 });
     try {
@@ -482,6 +482,10 @@ describe('the 429 example', () => {
       expect(limited!.status).toBe(429);
       const document = (await t.http.get('/docs/openapi.json').expect(200)).body;
       expect(document.paths['/api/v1/members'].get.responses['429'].content['application/problem+json'].example).toEqual(limited!.body);
+      let adminLimited;
+      for (let request = 0; request <= 10 && adminLimited?.status !== 429; request++) adminLimited = await asAdmin(t).get('/admin/v1/projects');
+      expect(adminLimited!.status).toBe(429);
+      expect(document.paths['/admin/v1/projects'].get.responses['429'].content['application/problem+json'].example).toEqual(adminLimited!.body);
     } finally {
       await t.close();
     }

@@ -28,6 +28,18 @@ describe('rate limit counters in memory (fixed window, as in Redis)', () => {
     expect(await hit()).toEqual({ totalHits: 1, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 });
   });
 
+  it('tells, without counting, whether a key is blocked, until its block ends', async () => {
+    for (let i = 0; i < 3; i++) await hit();
+    expect(storage.isBlocked('key:a', 'default')).toBe(false);
+    await hit();
+    expect(storage.isBlocked('key:a', 'default')).toBe(true);
+    expect(storage.isBlocked('key:b', 'default')).toBe(false);
+    now += MINUTE - 1;
+    expect(storage.isBlocked('key:a', 'default')).toBe(true);
+    now += 1;
+    expect(storage.isBlocked('key:a', 'default')).toBe(false);
+  });
+
   it('starts a new window when the last one ended, and counts each key apart', async () => {
     await hit();
     await hit();

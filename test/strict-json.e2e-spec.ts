@@ -196,6 +196,31 @@ describe('bad input is refused before any validation (decisions.md section 17)',
     );
   });
 
+  it('answers bytes that are not UTF-8 just before an escaped low surrogate as not UTF-8, never as the pair they would make', async () => {
+    // 0xFF then `\udc00`: were the invalid byte read as a high surrogate, the two would make U+10000.
+    const notUtf8Then = (head: string, tail: string) => Buffer.concat([Buffer.from(head), Buffer.from([0xff]), Buffer.from(tail)]);
+    await expectRefusedEverywhere((operation) =>
+      operation.fields.map((field) => {
+        const [head, tail] = wrap(field, '"#\\udc00"').split('#');
+        return { body: notUtf8Then(head, tail), code: 'validation_failed', field: fieldName(field) };
+      }),
+    );
+    const postTask = (body: Buffer) =>
+      t.http
+        .post('/api/v1/tasks')
+        .set('Authorization', `Bearer ${project.key}`)
+        .set('Content-Type', 'application/json')
+        .serialize((bytes: unknown) => bytes as string)
+        .send(body);
+    const inKey = await postTask(notUtf8Then('{"title":"x","', '\\udc00":1}'));
+    expect(inKey.body).toMatchObject({ status: 400, code: 'validation_failed', errors: [{ field: '\ufffd\udc00' }] });
+    const outside = await postTask(notUtf8Then('{"title":"x"', '}'));
+    expect([outside.status, outside.body.code]).toEqual([400, 'malformed_json']);
+    // A U+FFFD that was sent, before an escaped low surrogate: a lone surrogate, named as such.
+    const sent = await project.api.post('/api/v1/tasks', '{"title":"\ufffd\\udc00"}').set('Content-Type', 'application/json');
+    expect(sent.body).toMatchObject({ code: 'validation_failed', errors: [{ field: 'title' }] });
+  });
+
   it('answers a key twice in one object with 400 malformed_json naming it, and stores nothing', async () => {
     await expectRefusedEverywhere((operation) =>
       operation.fields.map((field) => {
@@ -226,6 +251,24 @@ describe('bad input is refused before any validation (decisions.md section 17)',
       .set('Content-Type', 'application/json');
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'unknown_field', errors: [{ field: 'a' }] });
+  });
+
+  it('answers an object of more than 1000 keys with 400 malformed_json, and stores nothing; 1000 are read', async () => {
+    const keys = (count: number) => Array.from({ length: count }, (_, i) => `"k${i}":0`).join(',');
+    await expectRefusedEverywhere(() => [{ body: `{${keys(1001)}}`, code: 'malformed_json' }]);
+    await expectRefusedEverywhere(() => [{ body: `{"tasks":[{${keys(1001)}}]}`, code: 'malformed_json' }]);
+    const res = await project.api.post('/api/v1/tasks', `{"title":"x",${keys(999)}}`).set('Content-Type', 'application/json');
+    expect([res.status, res.body.code]).toEqual([400, 'unknown_field']);
+  });
+
+  it('lists at most the first 100 problems in errors, and says how many more there are', async () => {
+    const keys = Array.from({ length: 1000 }, (_, i) => `"k${i}":0`).join(',');
+    const res = await project.api.post('/api/v1/tasks', `{${keys}}`).set('Content-Type', 'application/json').expect(400);
+    expect(res.body.code).toBe('unknown_field');
+    expect(res.body.errors).toHaveLength(100);
+    expect(res.body.errors[0]).toEqual({ field: 'k0', message: 'is not a field of this request' });
+    expect(res.body.detail).toMatch(/and 900 more problems$/);
+    expect(res.body.detail.length).toBeLessThan(5000);
   });
 
   it('names a lone surrogate of either kind, anywhere in a string, and keeps a pair (an emoji) as it was sent', async () => {

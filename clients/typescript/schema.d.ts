@@ -817,6 +817,7 @@ export interface components {
         | 'request_header_too_large'
         | 'malformed_request'
         | 'request_timeout'
+        | 'expectation_failed'
         | 'unsupported_media_type'
         | 'rate_limited'
         | 'service_unavailable'
@@ -1442,6 +1443,7 @@ export interface components {
         | 'request_header_too_large'
         | 'malformed_request'
         | 'request_timeout'
+        | 'expectation_failed'
         | 'unsupported_media_type'
         | 'rate_limited'
         | 'service_unavailable'
@@ -10722,7 +10724,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -10932,7 +10934,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -11167,7 +11169,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -11402,7 +11404,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -11637,7 +11639,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -11872,7 +11874,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -12081,7 +12083,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -12316,7 +12318,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -12545,7 +12547,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -12776,7 +12778,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */
@@ -13011,7 +13013,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Too Many Requests",
            *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
            *       "code": "rate_limited"
            *     }
            */

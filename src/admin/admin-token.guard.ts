@@ -3,6 +3,7 @@ import { ApiBearerAuth } from '@nestjs/swagger';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { AUTH_EXEMPT } from '../auth/auth.decorators';
+import { bearerToken } from '../auth/bearer-token';
 import { Problem } from '../common/errors/problem';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 
@@ -19,10 +20,9 @@ export class AdminTokenGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const header = context.switchToHttp().getRequest<Request>().headers.authorization ?? '';
-    const match = /^Bearer +(\S+) *$/i.exec(header);
+    const token = bearerToken(context.switchToHttp().getRequest<Request>());
     // Comparing digests keeps the comparison constant-time whatever the lengths.
-    if (!match || !timingSafeEqual(digest(match[1]), this.expected)) {
+    if (token === null || !timingSafeEqual(digest(token), this.expected)) {
       throw new Problem(HttpStatus.UNAUTHORIZED, 'unauthenticated', 'The admin interface needs Authorization: Bearer <ADMIN_TOKEN>');
     }
     return true;

@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Request } from 'express';
 
 const KEY_PREFIX = 'tsk_';
 
@@ -23,17 +22,4 @@ export function generateApiKey(): GeneratedApiKey {
  */
 export function hashApiKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
-}
-
-const hashes = new WeakMap<Request, string | null>();
-
-/** The hash of the request's bearer key, or null without one; computed once per request. */
-export function bearerKeyHash(request: Request): string | null {
-  let hash = hashes.get(request);
-  if (hash === undefined) {
-    const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
-    hash = match ? hashApiKey(match[1]) : null;
-    hashes.set(request, hash);
-  }
-  return hash;
 }

@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyService } from './api-key.service';
 import { RateLimitGuard } from './rate-limit.guard';
-import { FixedWindowRateLimitStorage } from './rate-limit.storage';
+import { FixedWindowRateLimitStorage, RedisRateLimitStorage } from './rate-limit.storage';
 
 @Module({
   imports: [
@@ -15,7 +14,7 @@ import { FixedWindowRateLimitStorage } from './rate-limit.storage';
       useFactory: (config: AppConfig) => ({
         throttlers: [{ name: 'default', ttl: 60_000, limit: config.rateLimitPerMinute }],
         // Shared counters when several instances serve the same keys; the same fixed window in memory.
-        storage: config.redisUrl ? new ThrottlerStorageRedisService(config.redisUrl) : new FixedWindowRateLimitStorage(),
+        storage: config.redisUrl ? new RedisRateLimitStorage(config.redisUrl) : new FixedWindowRateLimitStorage(),
       }),
     }),
   ],

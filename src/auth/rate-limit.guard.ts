@@ -7,11 +7,17 @@ import {
   ThrottlerGuard,
   ThrottlerLimitDetail,
   type ThrottlerModuleOptions,
-  type ThrottlerStorage,
+  type ThrottlerRequest,
 } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { Problem } from '../common/errors/problem';
+import { surfaceOf } from '../common/http/surface';
 import { ApiKeyService } from './api-key.service';
+import type { Caller } from './caller';
+import type { RateLimitStorage } from './rate-limit.storage';
+
+/** Keys remembered as live (RateLimitGuard): past this, the one seen longest ago is forgotten. */
+const REMEMBERED_LIVE_KEYS = 10_000;
 
 /**
  * The rate limit of decisions.md sections 10 and 21, on @nestjs/throttler, RATE_LIMIT_PER_MINUTE
@@ -25,33 +31,64 @@ import { ApiKeyService } from './api-key.service';
  * rate_limited with Retry-After past the limit. It runs before ApiKeyGuard and AdminTokenGuard,
  * so 401 answers carry the headers too. The counters live in memory, or in Redis when REDIS_URL
  * is set (auth.module.ts).
+ *
+ * Telling a live key from another takes the key's look-up, a database query. A counter already
+ * blocked is answered 429 without it: the key's own counter when the key was recently seen live
+ * (REMEMBERED_LIVE_KEYS, least recently seen first out), else the address's. So guessing, and a
+ * live key over its limit, cost no query once blocked; a live key not seen yet, sent from a
+ * blocked address, waits for that address's block to end.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
   protected override headerPrefix = 'RateLimit';
+  /** The hash of each key recently looked up as live, to its id; the one seen longest ago first. */
+  private readonly liveKeyIds = new Map<string, string>();
 
   constructor(
     @InjectThrottlerOptions() options: ThrottlerModuleOptions,
-    @InjectThrottlerStorage() storage: ThrottlerStorage,
+    @InjectThrottlerStorage() private readonly counters: RateLimitStorage,
     reflector: Reflector,
     private readonly apiKeys: ApiKeyService,
   ) {
-    super(options, storage, reflector);
+    super(options, counters, reflector);
   }
 
   protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
-    const path = context.switchToHttp().getRequest<Request>().path;
-    return !path.startsWith('/api/') && !path.startsWith('/admin/');
+    return surfaceOf(context.switchToHttp().getRequest<Request>()) === 'other';
   }
 
-  protected override async getTracker(request: Request): Promise<string> {
+  /** The library's, with a tracker that may peek at the throttler's counters first. */
+  protected override handleRequest(props: ThrottlerRequest): Promise<boolean> {
+    const name = props.throttler.name ?? 'default';
+    const isBlocked = (tracker: string) => this.counters.isBlocked(props.generateKey(props.context, tracker, name), name);
+    return super.handleRequest({ ...props, getTracker: (request) => this.trackerOf(request as Request, isBlocked) });
+  }
+
+  private async trackerOf(request: Request, isBlocked: (tracker: string) => boolean): Promise<string> {
     // An IPv6 client is counted by its /64, as the library does: one host may hold all of it.
     const address = normalizeIp(request.ip ?? 'unknown', this.ipv6SubnetPrefix);
-    if (request.path.startsWith('/admin/')) return `admin-address:${address}`;
-    // A look-up that fails (the database unreachable) counts against the address; ApiKeyGuard
-    // then answers that failure (503), with this guard's RateLimit-* headers like any answer.
-    const caller = await this.apiKeys.liveKeyOf(request).catch(() => null);
+    if (surfaceOf(request) === 'admin') return `admin-address:${address}`;
+    const keyHash = this.apiKeys.keyHashOf(request);
+    const knownKeyId = keyHash ? this.liveKeyIds.get(keyHash) : undefined;
+    const likely = knownKeyId ? `key:${knownKeyId}` : `address:${address}`;
+    if (isBlocked(likely)) return likely;
+    let caller: Caller | null;
+    try {
+      caller = await this.apiKeys.liveKeyOf(request);
+    } catch {
+      // The database unreachable: counted against the address; ApiKeyGuard then answers that
+      // failure (503), with this guard's RateLimit-* headers like any answer.
+      return `address:${address}`;
+    }
+    if (keyHash) this.rememberLookUp(keyHash, caller);
     return caller ? `key:${caller.keyId}` : `address:${address}`;
+  }
+
+  private rememberLookUp(keyHash: string, caller: Caller | null): void {
+    this.liveKeyIds.delete(keyHash);
+    if (!caller) return;
+    this.liveKeyIds.set(keyHash, caller.keyId);
+    if (this.liveKeyIds.size > REMEMBERED_LIVE_KEYS) this.liveKeyIds.delete(this.liveKeyIds.keys().next().value!);
   }
 
   /** The library sets only Retry-After on a 429; the RateLimit-* headers belong on every answer. */
@@ -60,11 +97,16 @@ export class RateLimitGuard extends ThrottlerGuard {
     response.setHeader(`${this.headerPrefix}-Limit`, detail.limit);
     response.setHeader(`${this.headerPrefix}-Remaining`, 0);
     response.setHeader(`${this.headerPrefix}-Reset`, detail.timeToBlockExpire);
-    const who = detail.tracker.startsWith('key:') ? 'for this key' : 'from this address';
-    throw new Problem(HttpStatus.TOO_MANY_REQUESTS, 'rate_limited', `Too many requests ${who}; retry after the number of seconds in Retry-After`);
+    throw rateLimited(detail.tracker.startsWith('key:') ? 'key' : 'address');
   }
 
   protected override generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {
     return `rate-limit:${throttlerName}:${tracker}`;
   }
+}
+
+/** The 429 of a counter: a live key's own, or a client address's (src/openapi.ts shows both). */
+export function rateLimited(counter: 'key' | 'address'): Problem {
+  const who = counter === 'key' ? 'for this key' : 'from this address';
+  return new Problem(HttpStatus.TOO_MANY_REQUESTS, 'rate_limited', `Too many requests ${who}; retry after the number of seconds in Retry-After`);
 }

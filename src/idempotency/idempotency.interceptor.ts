@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { Problem } from '../common/errors/problem';
+import { surfaceOf } from '../common/http/surface';
 import { IdempotencyService } from './idempotency.service';
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
@@ -23,7 +24,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<Request>();
     const idempotencyKey = request.headers['idempotency-key'];
-    if (idempotencyKey === undefined || !WRITE_METHODS.has(request.method) || !request.path.startsWith('/api/v1/')) return next.handle();
+    if (idempotencyKey === undefined || !WRITE_METHODS.has(request.method) || surfaceOf(request) !== 'api') return next.handle();
     if (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new Problem(HttpStatus.BAD_REQUEST, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters', [
         { field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' },

@@ -57,7 +57,11 @@ export class OpenApiContract {
   }
 
   check(answer: Answer): Verdict {
-    const path = answer.url.split('?')[0].replace(/(.)\/$/, '$1');
+    // A request target in absolute form (`GET http://host/path`) is routed by its path.
+    const path = answer.url
+      .replace(/^[a-z][a-z\d+.-]*:\/\/[^/?]*/i, '')
+      .split('?')[0]
+      .replace(/(.)\/$/, '$1');
     if (path === '/docs' || path.startsWith('/docs/') || SWAGGER_UI_ASSETS.test(path)) return { kind: 'docs', errors: [] };
     // A CORS preflight's answer (the cors middleware's, under /api/v1) answers the browser, not an operation: 204, no body.
     if (answer.method === 'OPTIONS' && answer.headers['access-control-allow-methods'] !== undefined) {

@@ -82,8 +82,6 @@ function httpExceptionDetail(exception: HttpException, request: Request): string
   switch (exception.getStatus()) {
     case 404:
       return `No route ${request.method} ${request.path}`;
-    case 429:
-      return 'Too many requests for this key; retry after the number of seconds in Retry-After';
     default:
       return exception.message;
   }

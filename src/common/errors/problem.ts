@@ -20,6 +20,7 @@ export const PROBLEM_CODES = [
   'request_header_too_large',
   'malformed_request',
   'request_timeout',
+  'expectation_failed',
   'unsupported_media_type',
   'rate_limited',
   'service_unavailable',
@@ -59,10 +60,16 @@ export class Problem extends HttpException {
   }
 }
 
-/** A 400 for field-level problems: `detail` sums them up, `errors` lists them. */
+/** Problems listed in one answer's `errors`, at most: an answer stays small whatever the body holds. */
+export const MAX_LISTED_ERRORS = 100;
+
+/** A 400 for field-level problems: `errors` lists the first MAX_LISTED_ERRORS, `detail` sums them up and counts the rest. */
 export function invalidFields(code: ProblemCode, errors: FieldError[]): Problem {
-  const detail = errors.map((error) => `${error.field} ${error.message}`).join('; ');
-  return new Problem(HttpStatus.BAD_REQUEST, code, detail, errors);
+  const listed = errors.slice(0, MAX_LISTED_ERRORS);
+  const unlisted = errors.length - listed.length;
+  const detail = listed.map((error) => `${error.field} ${error.message}`).join('; ');
+  const more = unlisted === 0 ? '' : `; and ${unlisted} more ${unlisted === 1 ? 'problem' : 'problems'}`;
+  return new Problem(HttpStatus.BAD_REQUEST, code, detail + more, listed);
 }
 
 export function badRequest(code: ProblemCode, detail: string, field?: string): Problem {

@@ -12,6 +12,7 @@ const JSON_MEDIA_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
 // JSON exchanged between systems is UTF-8 (RFC 8259 section 8.1): another charset is 415.
 const CHARSET_PARAMETER = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 const UTF8_REPLACEMENT_CHARACTER = Buffer.from('\ufffd');
+const UTF8_BYTE_ORDER_MARK = Buffer.from('\ufeff');
 
 /**
  * Reads JSON request bodies. A body problem (not JSON, malformed, not an object, too
@@ -40,9 +41,9 @@ export function jsonBodyParsing(): RequestHandler {
         return next();
       }
       try {
-        const text = utf8Text(bytes as Buffer);
+        const { text, notUtf8At } = decodeUtf8(bytes as Buffer);
         // An empty chunked body reads as {}, as it always has (the fields' rules then answer).
-        req.body = text === '' ? {} : parseJsonObject(text);
+        req.body = text === '' ? {} : parseJsonObject(text, notUtf8At);
       } catch (problem) {
         if (!(problem instanceof Problem)) return next(problem);
         req.bodyProblem = problem;
@@ -52,22 +53,37 @@ export function jsonBodyParsing(): RequestHandler {
   };
 }
 
+/** A body's text, and where in it the decoder put U+FFFD in place of bytes that are not UTF-8. */
+interface DecodedBody {
+  text: string;
+  /** Offsets in `text`, ascending; empty for a body that is UTF-8 throughout. */
+  notUtf8At: number[];
+}
+
 /**
- * The body as text, without a leading byte order mark. A byte sequence that is not UTF-8 reads as
- * a lone surrogate, which strict-json.ts refuses, naming the field, like one sent as `\ud800`:
- * never as the U+FFFD a decoder puts in its place, which would be stored as if it had been sent.
+ * The body as text, without a leading byte order mark, and where it was not UTF-8: strict-json.ts
+ * refuses a string holding such a place (naming the field), as it refuses a lone surrogate. The
+ * text itself is never marked: a U+FFFD the decoder put there is not one that was sent.
  */
-function utf8Text(bytes: Buffer): string {
-  if (isUtf8(bytes)) return bytes.toString('utf8').replace(/^\ufeff/, '');
-  // A U+FFFD that was sent (EF BF BD) stays one: the decoder's own ones are in the pieces between.
+function decodeUtf8(bytes: Buffer): DecodedBody {
+  if (bytes.subarray(0, UTF8_BYTE_ORDER_MARK.length).equals(UTF8_BYTE_ORDER_MARK)) bytes = bytes.subarray(UTF8_BYTE_ORDER_MARK.length);
+  if (isUtf8(bytes)) return { text: bytes.toString('utf8'), notUtf8At: [] };
+  // A U+FFFD that was sent (EF BF BD: EF is never a continuation byte, so no invalid sequence
+  // takes it) separates the pieces; every U+FFFD inside a piece is the decoder's.
   const pieces: string[] = [];
+  const notUtf8At: number[] = [];
+  let offset = 0;
   let start = 0;
-  for (let at = bytes.indexOf(UTF8_REPLACEMENT_CHARACTER); at !== -1; at = bytes.indexOf(UTF8_REPLACEMENT_CHARACTER, start)) {
-    pieces.push(bytes.subarray(start, at).toString('utf8').replaceAll('\ufffd', '\ud800'));
-    start = at + UTF8_REPLACEMENT_CHARACTER.length;
-  }
-  pieces.push(bytes.subarray(start).toString('utf8').replaceAll('\ufffd', '\ud800'));
-  return pieces.join('\ufffd').replace(/^\ufeff/, '');
+  let sent: number;
+  do {
+    sent = bytes.indexOf(UTF8_REPLACEMENT_CHARACTER, start);
+    const piece = bytes.subarray(start, sent === -1 ? bytes.length : sent).toString('utf8');
+    for (let at = piece.indexOf('\ufffd'); at !== -1; at = piece.indexOf('\ufffd', at + 1)) notUtf8At.push(offset + at);
+    pieces.push(piece);
+    offset += piece.length + 1;
+    start = sent + UTF8_REPLACEMENT_CHARACTER.length;
+  } while (sent !== -1);
+  return { text: pieces.join('\ufffd'), notUtf8At };
 }
 
 function hasBody(req: Request): boolean {

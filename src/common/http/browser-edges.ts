@@ -1,6 +1,7 @@
 import { Header } from '@nestjs/common';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { surfaceOf } from './surface';
 
 /**
  * The headers every browser-facing answer carries (decisions.md section 22), set once here.
@@ -48,7 +49,7 @@ export function corsForApi(origins: readonly string[] | null): RequestHandler {
 export function standardHeaders(): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    if (req.url.startsWith('/api/') || req.url.startsWith('/admin/')) res.setHeader('Cache-Control', 'private, no-cache');
+    if (surfaceOf(req) !== 'other') res.setHeader('Cache-Control', 'private, no-cache');
     next();
   };
 }

@@ -1,7 +1,8 @@
-import { maxHeaderSize, STATUS_CODES } from 'node:http';
-import type { Server } from 'node:http';
+import { maxHeaderSize } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ProblemCode } from '../errors/problem';
+import { Problem, type ProblemCode } from '../errors/problem';
+import { problemJson } from '../errors/problem-details.filter';
 
 interface ClientErrorAnswer {
   status: number;
@@ -20,6 +21,11 @@ const ANSWERS: Record<string, ClientErrorAnswer> = {
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request_timeout', detail: 'The request was not received in time' },
 };
 const NOT_HTTP: ClientErrorAnswer = { status: 400, code: 'malformed_request', detail: 'The request is not valid HTTP/1.1' };
+const EXPECTATION_FAILED: ClientErrorAnswer = {
+  status: 417,
+  code: 'expectation_failed',
+  detail: 'The only Expect this server meets is 100-continue',
+};
 
 /** What Node calls the response in progress on a connection; it has no public name. */
 type ServerSocket = Duplex & { _httpMessage?: { headersSent: boolean } | null };
@@ -29,26 +35,34 @@ type ServerSocket = Duplex & { _httpMessage?: { headersSent: boolean } | null };
  * text that is not HTTP, too slow) are answered as problem+json like every other error
  * (decisions.md sections 1 and 22), where Node would send a bare status line. Node's own rule
  * is kept: an answer only where none has started on the connection, which is then closed.
+ * So is a request whose `Expect` is not `100-continue` (Node answers a bare 417 before any route).
  */
 export function answerClientErrorsAsProblems(server: Server): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: ServerSocket) => {
     if (error.code !== 'ECONNRESET' && socket.writable && !socket._httpMessage?.headersSent) {
-      socket.write(problemResponse(ANSWERS[error.code ?? ''] ?? NOT_HTTP));
+      const { status, title, headers, body } = problemAnswer(ANSWERS[error.code ?? ''] ?? NOT_HTTP);
+      const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
+      socket.write([`HTTP/1.1 ${status} ${title}`, ...head, '', body].join('\r\n'));
     }
     socket.destroy();
   });
+  // Emitted instead of 'request', so no route sees it; the body is not read, hence the close.
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const { status, headers, body } = problemAnswer(EXPECTATION_FAILED);
+    res.writeHead(status, headers).end(body);
+  });
 }
 
-function problemResponse({ status, code, detail }: ClientErrorAnswer): string {
-  const title = STATUS_CODES[status] ?? 'Error';
-  const body = JSON.stringify({ type: 'about:blank', title, status, detail, code });
-  return [
-    `HTTP/1.1 ${status} ${title}`,
-    'Content-Type: application/problem+json',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'X-Content-Type-Options: nosniff',
-    'Connection: close',
-    '',
-    body,
-  ].join('\r\n');
+/** The answer's status line, headers and body: the same for every client error answered here. */
+function problemAnswer({ status, code, detail }: ClientErrorAnswer): { status: number; title: string; headers: OutgoingHttpHeaders; body: string } {
+  const problem = problemJson(new Problem(status, code, detail));
+  const title = String(problem.title);
+  const body = JSON.stringify(problem);
+  const headers = {
+    'Content-Type': 'application/problem+json',
+    'Content-Length': Buffer.byteLength(body),
+    'X-Content-Type-Options': 'nosniff',
+    Connection: 'close',
+  };
+  return { status, title, headers, body };
 }

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
 import { answerBody, entityTag, noneMatchIsCurrent } from './entity-tag';
 import { JSON_CONTENT_TYPE } from './json-text';
+import { surfaceOf } from './surface';
 
 /**
  * ETag and If-None-Match (decisions.md section 12), for every 200 answer of a GET (and HEAD)
@@ -16,7 +17,7 @@ export class EntityTagInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<Request>();
     const read = request.method === 'GET' || request.method === 'HEAD';
-    if ((!read && request.method !== 'PATCH') || !request.path.startsWith('/api/v1/')) return next.handle();
+    if ((!read && request.method !== 'PATCH') || surfaceOf(request) !== 'api') return next.handle();
     const response = context.switchToHttp().getResponse<Response>();
     return next.handle().pipe(
       map((result: unknown) => {

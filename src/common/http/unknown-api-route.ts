@@ -14,7 +14,8 @@ import { Problem } from '../errors/problem';
 class UnknownApiRouteController {
   // Query and body are taken (and ignored) only so that RequestShapeInterceptor does not
   // answer them as unknown_field: the route itself is what is unknown.
-  @All('*path')
+  // /api/v1 itself too ('').
+  @All(['', '*path'])
   answer(@Query() _query: unknown, @Body() _body: unknown): never {
     throw new Problem(HttpStatus.NOT_FOUND, 'not_found', 'No endpoint serves this method and path');
   }
