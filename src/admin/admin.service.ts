@@ -11,6 +11,7 @@ import { PrismaService } from '../database/prisma.service';
 import type { SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import type { LabelDto, MemberDto } from '../projects/project-resources.dto';
+import { LABEL_JSON, MEMBER_JSON } from '../projects/project-resources.sql';
 import type {
   ApiKeyListDto,
   CreateApiKeyDto,
@@ -25,7 +26,6 @@ import type {
   UpdateLabelDto,
   UpdateMemberDto,
 } from './admin.dto';
-import { LABEL_JSON, MEMBER_JSON } from './resource-view.sql';
 
 /**
  * The app side of a project's set-up: projects, members, labels and keys. Members and labels
