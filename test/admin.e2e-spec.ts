@@ -114,13 +114,8 @@ describe('admin interface', () => {
       const task = (await own.api.post('/api/v1/tasks', { title: 'Shows both', labelIds: [label.id], assigneeId: member.membershipId }).expect(201))
         .body.task;
       expect([task.labels, task.assignee]).toEqual([[label], member]);
-      const events = (await own.api.get('/api/v1/events?limit=1000').expect(200)).body.events;
-      expect(events.find((event: { type: string }) => event.type === 'label.created' && event.data.label.id === label.id).data).toEqual({ label });
-      expect(
-        events.find((event: { type: string }) => event.type === 'member.created' && event.data.member.membershipId === member.membershipId).data,
-      ).toEqual({
-        member,
-      });
+      const events: { type: string; data: object }[] = (await own.api.get('/api/v1/events?limit=1000').expect(200)).body.events;
+      expect(events.map((event) => event.data)).toEqual(expect.arrayContaining([{ label }, { member }]));
     });
 
     it('renames a member: tasks assigned to it show the new name', async () => {
