@@ -4,11 +4,12 @@
  *
  *   TASKS_API_URL=http://localhost:3000 TASKS_API_KEY=tsk_... MIRROR_FILE=mirror.json npx tsx examples/mirror.ts
  *
- * On a first run it opens GET /api/v1/events/stream (which starts at the current end of the feed),
- * loads the members, labels, sprints, tasks and trash from the lists, then applies every event
- * the stream brings, the ones that came during the load included: each event carries the
- * resource as it was right after its change, so applying it again over a newer copy is put right
- * by the events that follow. Tasks are stored with the ids of what they show (assignee, labels,
+ * On a first run it reads the feed's last sequence, then loads the members, labels, sprints,
+ * tasks and trash from the lists, then opens GET /api/v1/events/stream after that sequence and
+ * applies every event it brings. A change made while the lists were read is in the stream,
+ * whether or not the lists showed it: none is missed, and one the lists already showed is applied
+ * again harmlessly, since each event carries the resource as it was right after its change and
+ * the events that follow put an older copy right. Tasks are stored with the ids of what they show (assignee, labels,
  * sprint, dependencies) and shown joined, so a renamed label or a finished blocker shows in
  * every task at once. The file records the id of the last event applied: a later run resumes
  * from it with Last-Event-ID, and so does a reconnection. It runs until SIGTERM or SIGINT.
@@ -49,9 +50,14 @@ interface Store {
 
 const FINISHED = new Set(['done', 'cancelled']);
 
-/** Loads everything from the lists (a first run, or a position the feed no longer has). */
+/**
+ * Loads everything from the lists (a first run, or a position the feed no longer has), as of the
+ * feed's last sequence read before them: the stream resumes after it, also when the first
+ * connection breaks before any event came.
+ */
 async function load(api: TasksApi): Promise<Store> {
-  const store: Store = { lastEventId: null, members: {}, labels: {}, sprints: {}, tasks: {}, trash: {}, dependencies: [] };
+  const lastEventId = String(await lastSequence(api));
+  const store: Store = { lastEventId, members: {}, labels: {}, sprints: {}, tasks: {}, trash: {}, dependencies: [] };
   const members = await ok(api.GET('/api/v1/members'));
   for (const member of members.members) store.members[member.membershipId] = member;
   for (const label of (await ok(api.GET('/api/v1/labels'))).labels) store.labels[label.id] = label;
@@ -68,6 +74,14 @@ async function load(api: TasksApi): Promise<Store> {
     cursor = page.nextCursor ?? undefined;
   }
   return store;
+}
+
+/** The feed's last sequence now: a read beyond the end answers it (400 with lastSequence, decisions.md section 20). */
+async function lastSequence(api: TasksApi): Promise<number> {
+  const { error, response } = await api.GET('/api/v1/events', { params: { query: { after: Number.MAX_SAFE_INTEGER, limit: 1 } } });
+  if (response.status === 400 && error && 'lastSequence' in error && typeof error.lastSequence === 'number') return error.lastSequence;
+  if (response.status === 401 || response.status === 403) throw new Error('The key was refused');
+  throw new Error(`GET /api/v1/events beyond the end answered ${response.status} ${error?.code}: ${error?.detail}`);
 }
 
 /** One event of the feed, applied to the store (decisions.md sections 13 and 20). */
@@ -184,7 +198,12 @@ async function main(): Promise<void> {
   while (!stopped.signal.aborted) {
     let retry = 2000;
     try {
-      const lastEventId = store?.lastEventId;
+      // The lists first, as of a position in the feed; then the stream from that position.
+      if (!store) {
+        store = await load(api);
+        save(file, store);
+      }
+      const { lastEventId } = store;
       const { data, error, response } = await api.GET('/api/v1/events/stream', {
         params: { header: lastEventId ? { 'Last-Event-ID': lastEventId } : {} },
         parseAs: 'stream',
@@ -196,11 +215,6 @@ async function main(): Promise<void> {
         else console.error(`GET /api/v1/events/stream answered ${response.status} ${error.code}: ${error.detail}`);
         if (response.status === 401 || response.status === 403) throw new Error('The key was refused');
       } else {
-        // Loaded once the stream is open, so that every change after the load comes through it.
-        if (!store) {
-          store = await load(api);
-          save(file, store);
-        }
         const current = store;
         retry = await follow(data!, (event) => {
           apply(current, event);

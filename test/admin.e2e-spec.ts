@@ -102,6 +102,22 @@ describe('admin interface', () => {
       }
     });
 
+    it('shows a label and a member alike in the lists (by name), in a task and in their events', async () => {
+      const own = await createProject(t, 'One shape');
+      const label = (await admin().post(`/admin/v1/projects/${own.id}/labels`, { name: 'a first', color: '#010203' }).expect(201)).body.label;
+      const member = (await admin().post(`/admin/v1/projects/${own.id}/members`, { name: 'A first' }).expect(201)).body.member;
+      const labels = (await own.api.get('/api/v1/labels').expect(200)).body.labels;
+      const members = (await own.api.get('/api/v1/members').expect(200)).body.members;
+      expect(labels[0]).toEqual(label);
+      expect(members[0]).toEqual(member);
+      expect(labels.map((l: { name: string }) => l.name)).toEqual(labels.map((l: { name: string }) => l.name).sort());
+      const task = (await own.api.post('/api/v1/tasks', { title: 'Shows both', labelIds: [label.id], assigneeId: member.membershipId }).expect(201))
+        .body.task;
+      expect([task.labels, task.assignee]).toEqual([[label], member]);
+      const events: { type: string; data: object }[] = (await own.api.get('/api/v1/events?limit=1000').expect(200)).body.events;
+      expect(events.map((event) => event.data)).toEqual(expect.arrayContaining([{ label }, { member }]));
+    });
+
     it('renames a member: tasks assigned to it show the new name', async () => {
       const [, grace] = project.members;
       const task = (await project.api.post('/api/v1/tasks', { title: 'Assigned', assigneeId: grace.membershipId }).expect(201)).body.task;

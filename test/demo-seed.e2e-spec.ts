@@ -72,6 +72,23 @@ import { engine, startTestApp, TestApp } from './support/test-app';
     expect(history[0]).toMatchObject({ action: 'dependency_added' });
   });
 
+  it("starts the demo project's feed with its members' and labels' creation, so that a mirror reading from 0 knows every one a task shows", async () => {
+    const api = withKey(t!, key);
+    const { events } = (await api.get('/api/v1/events?limit=5').expect(200)).body;
+    const { members } = (await api.get('/api/v1/members').expect(200)).body;
+    const { labels } = (await api.get('/api/v1/labels').expect(200)).body;
+    expect(events.map((event: { type: string }) => event.type)).toEqual([
+      'member.created',
+      'member.created',
+      'label.created',
+      'label.created',
+      'label.created',
+    ]);
+    const data = events.map((event: { data: object }) => event.data);
+    expect(data).toEqual(expect.arrayContaining([...members.map((member: object) => ({ member })), ...labels.map((label: object) => ({ label }))]));
+    expect(events.every((event: { actor: string }) => event.actor === 'App')).toBe(true);
+  });
+
   it('plans worth looking at: estimates, a backlog order, and a closed sprint whose report tells what it committed to and delivered', async () => {
     const api = withKey(t!, key);
     const ordered: TaskJson[] = (await api.get('/api/v1/tasks?sort=rank&limit=100').expect(200)).body.tasks;

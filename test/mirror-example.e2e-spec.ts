@@ -134,6 +134,34 @@ describe('examples/mirror.ts: a project mirrored from the lists and the event st
     await admin.post(`/admin/v1/projects/${project.id}/members`, { name: `Member ${round}` }).expect(201);
   }
 
+  it("reads the feed's last sequence before the lists, then streams after it", async () => {
+    const project = await createProject(t, 'Mirror start');
+    const tasks: TaskJson[] = [];
+    await writeChanges(project, 0, tasks);
+    const at = await lastSequence(project);
+    const file = path.join(directory, 'start.json');
+    const requests: string[] = [];
+    const record = (req: IncomingMessage) => requests.push(`${req.method} ${req.url?.split('?')[0]} ${req.headers['last-event-id'] ?? ''}`.trim());
+    t.app.getHttpServer().on('request', record);
+    const mirror = startMirror(project, file);
+    try {
+      for (let waited = 0; !requests.some((line) => line.startsWith('GET /api/v1/events/stream')); waited += 100) {
+        if (waited > 60_000) throw new Error(`The mirror opened no stream; its errors: ${mirror.stderr()}`);
+        await sleep(100);
+      }
+    } finally {
+      t.app.getHttpServer().off('request', record);
+    }
+    const lists = requests.findIndex((line) => line === 'GET /api/v1/members');
+    expect(requests[0]).toBe('GET /api/v1/events');
+    expect(lists).toBeGreaterThan(0);
+    expect(requests.findIndex((line) => line.startsWith('GET /api/v1/events/stream'))).toBeGreaterThan(lists);
+    expect(requests).toContain(`GET /api/v1/events/stream ${at}`);
+    await expectEqualToTheLists(project, await mirrorAt(file, at, mirror.stderr));
+    mirror.child.kill('SIGTERM');
+    expect(await mirror.exited).toBe(0);
+  }, 120_000);
+
   it('ends equal to the lists after changes made while it loads, follows and restarts; a label rename reaches every task that shows it', async () => {
     const project = await createProject(t, 'Mirrored');
     const tasks: TaskJson[] = [];

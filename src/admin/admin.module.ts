@@ -3,11 +3,11 @@ import { SprintsModule } from '../sprints/sprints.module';
 import { AdminSprintsController } from './admin-sprints.controller';
 import { AdminController } from './admin.controller';
 import { AdminTokenGuard } from './admin-token.guard';
-import { AdminService } from './admin.service';
+import { ProjectSetupModule } from './project-setup.module';
 
 @Module({
-  imports: [SprintsModule],
+  imports: [SprintsModule, ProjectSetupModule],
   controllers: [AdminController, AdminSprintsController],
-  providers: [AdminService, AdminTokenGuard],
+  providers: [AdminTokenGuard],
 })
 export class AdminModule {}

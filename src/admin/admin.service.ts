@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { generateApiKey } from '../auth/api-keys';
 import { APP_ACTOR, CHANGE_TIME, changesBetween, ChangeRecord } from '../changes/change';
 import { ChangeLog, Recorded } from '../changes/change-log.service';
+import { lockLabel, lockMember } from '../changes/locks';
 import { isoTimestamp } from '../common/dates';
 import { databaseViolation } from '../common/errors/database-errors';
 import { conflict, notFound } from '../common/errors/problem';
@@ -11,6 +12,7 @@ import { PrismaService } from '../database/prisma.service';
 import type { SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import type { LabelDto, MemberDto } from '../projects/project-resources.dto';
+import { LABEL_JSON, MEMBER_JSON } from '../projects/project-resources.sql';
 import type {
   ApiKeyListDto,
   CreateApiKeyDto,
@@ -25,7 +27,6 @@ import type {
   UpdateLabelDto,
   UpdateMemberDto,
 } from './admin.dto';
-import { LABEL_JSON, MEMBER_JSON } from './resource-view.sql';
 
 /**
  * The app side of a project's set-up: projects, members, labels and keys. Members and labels
@@ -70,10 +71,10 @@ export class AdminService {
   /** A name equal to the current one changes nothing: no write, no event. */
   async updateMember(membershipId: string, dto: UpdateMemberDto): Promise<MemberResponseDto> {
     const member = await this.prisma.write(async (tx) => {
-      // No write locks a member more strongly than KEY SHARE (a task assigned to it): NO KEY UPDATE waits for nobody.
       const [current] = isUuid(membershipId)
-        ? await tx.$queryRaw<{ projectId: string; view: MemberDto }[]>`
-            SELECT m.project_id::text AS "projectId", ${MEMBER_JSON} AS view FROM memberships m WHERE m.id = ${membershipId}::uuid FOR NO KEY UPDATE`
+        ? await tx.$queryRaw<{ projectId: string; view: MemberDto }[]>(
+            lockMember(membershipId, Prisma.sql`m.project_id::text AS "projectId", ${MEMBER_JSON} AS view`),
+          )
         : [];
       if (!current) throw notFound('Member');
       const name = dto.name ?? current.view.name;
@@ -112,13 +113,10 @@ export class AdminService {
   async updateLabel(labelId: string, dto: UpdateLabelDto): Promise<LabelResponseDto> {
     const label = await this.prisma
       .write(async (tx) => {
-        // NO KEY UPDATE, though the rename's UPDATE (of a column in a unique index) takes UPDATE
-        // after the event row: that upgrade conflicts only with KEY SHARE, which task writes take
-        // on the label under the same event row, so it never waits (docs/locking.md). Taking
-        // UPDATE here would deadlock with a task write that holds the event row and needs KEY SHARE.
         const [current] = isUuid(labelId)
-          ? await tx.$queryRaw<{ projectId: string; view: LabelDto }[]>`
-              SELECT l.project_id::text AS "projectId", ${LABEL_JSON} AS view FROM labels l WHERE l.id = ${labelId}::uuid FOR NO KEY UPDATE`
+          ? await tx.$queryRaw<{ projectId: string; view: LabelDto }[]>(
+              lockLabel(labelId, Prisma.sql`l.project_id::text AS "projectId", ${LABEL_JSON} AS view`),
+            )
           : [];
         if (!current) throw notFound('Label');
         const next = { name: dto.name ?? current.view.name, color: dto.color?.toLowerCase() ?? current.view.color };

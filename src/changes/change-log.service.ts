@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import type { SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
-import { LABEL_JSON, MEMBER_JSON } from '../admin/resource-view.sql';
 import { MetricsRegistry } from '../metrics/metrics-registry';
 import type { LabelDto, MemberDto } from '../projects/project-resources.dto';
+import { LABEL_JSON, MEMBER_JSON } from '../projects/project-resources.sql';
 import { committedSql, sprintLedger } from '../sprints/sprint-ledger.sql';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import type { SprintDto } from '../sprints/sprint.dto';
@@ -32,7 +32,8 @@ import { Change, CHANGE_TIME, CHANGE_TIME_SETTING, ChangeRecord, CHANGES_CHANNEL
  * 4. One statement that writes the rest, numbering from the row the claim updated. It starts
  *    after the writes, so its `data` is built by PostgreSQL from the rows as they are right
  *    after this change, in commit order (a blocker finished by the change before shows here),
- *    with the same JSON definitions as the API's answers (task-view.sql.ts, sprint-view.sql.ts).
+ *    with the same JSON definitions as the API's answers (task-view.sql.ts, sprint-view.sql.ts),
+ *    read only for the kinds of resource the change records (viewCtes).
  * 5. The COMMIT (under an Idempotency-Key, one round trip later, with the stored answer).
  * The project's event row is therefore held only while the database does this change's own
  * work, never while Node waits. At commit, NOTIFY wakes the feed's long polls and the webhook
@@ -77,8 +78,7 @@ export class ChangeLog {
     // The resources to show, by kind, as arrays rather than a subquery on `input`: the planner
     // takes json_to_recordset for 100 rows and would scan the whole project's tasks to match
     // them (measured on PGlite: 4x the planning time, 6x the execution time of one create).
-    const idsOf = (kind: RecordKind) => rows.flatMap((row) => (row.kind === kind ? [row.id] : []));
-    const [taskIds, sprintIds, labelIds, memberIds] = [idsOf('task'), idsOf('sprint'), idsOf('label'), idsOf('member')];
+    const ids = Object.fromEntries(RECORD_KINDS.map((kind) => [kind, rows.flatMap((row) => (row.kind === kind ? [row.id] : []))])) as ShownIds;
     // The clock is the database's, read once the row is locked (the SET list is computed after
     // the lock), in the milliseconds the API shows, and a millisecond after the project's last
     // change at least: each change of a project has a time of its own, in commit order, so that
@@ -102,37 +102,8 @@ export class ChangeLog {
         SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
           AS r(ord int, kind text, id uuid, action text, changes json, blocked_by_id uuid)
       ),
-      history AS (
-        INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
-        SELECT ${change.projectId}::uuid, i.id, ${change.actor}, i.action, COALESCE(i.changes, '[]'::json), ${CHANGE_TIME}
-          FROM input i WHERE i.kind = 'task' AND i.action <> 'purged'
-      ),
-      shown AS (
-        SELECT t.* FROM tasks t WHERE t.id = ANY(${taskIds}::uuid[]) AND t.project_id = ${change.projectId}::uuid
-      ),
-      ${TASK_VIEW_CTES},
-      task_views AS (
-        SELECT t.id, CASE WHEN t.deleted_at IS NULL THEN ${taskJson({ detail: true })} ELSE ${taskJson({ trash: true })} END AS view
-          FROM shown t ${TASK_VIEW_JOINS}
-      ),
-      sprint_views AS (
-        SELECT s.id, ${SPRINT_JSON} AS view
-          FROM sprints s WHERE s.id = ANY(${sprintIds}::uuid[]) AND s.project_id = ${change.projectId}::uuid
-      ),
-      label_views AS (
-        SELECT l.id, ${LABEL_JSON} AS view
-          FROM labels l WHERE l.id = ANY(${labelIds}::uuid[]) AND l.project_id = ${change.projectId}::uuid
-      ),
-      member_views AS (
-        SELECT m.id, ${MEMBER_JSON} AS view
-          FROM memberships m WHERE m.id = ANY(${memberIds}::uuid[]) AND m.project_id = ${change.projectId}::uuid
-      ),
-      views AS (
-        SELECT 'task' AS kind, id, view FROM task_views
-        UNION ALL SELECT 'sprint', id, view FROM sprint_views
-        UNION ALL SELECT 'label', id, view FROM label_views
-        UNION ALL SELECT 'member', id, view FROM member_views
-      ),
+      ${ids.task.length > 0 ? historyCte(change) : Prisma.empty}
+      ${viewCtes(change.projectId, ids)},
       events AS (
         INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
         SELECT ${change.projectId}::uuid, n.before + i.ord, i.kind || '.' || i.action, ${change.actor}, ${CHANGE_TIME},
@@ -164,10 +135,8 @@ export class ChangeLog {
                ${CHANGES_CHANNEL},
                ${change.projectId}::text || CASE WHEN EXISTS (SELECT FROM deliveries) THEN ${WEBHOOK_DELIVERIES_QUEUED}::text ELSE '' END
              )::text AS notified,
-             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM task_views v) AS tasks,
-             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM sprint_views v) AS sprints,
-             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM label_views v) AS labels,
-             (SELECT COALESCE(json_object_agg(v.id, v.view), '{}'::json) FROM member_views v) AS members`;
+             answer.*
+        FROM (SELECT ${answerColumns(ids)} FROM views v) answer`;
     const ledger = sprintLedger(change);
     const answers = await tx.finish(claim, ...writes, ...ledger, writeTheRest);
     const [recorded] = answers[answers.length - 1] as Omit<Recorded, 'written'>[];
@@ -176,6 +145,71 @@ export class ChangeLog {
     });
     return { ...recorded, written: answers.slice(1, 1 + writes.length) as W };
   }
+}
+
+/** The ids of each kind of resource a change records, which its events and its answer show. */
+type ShownIds = Record<RecordKind, string[]>;
+
+/**
+ * How each kind of resource is shown (its id and JSON, `kind`, `id`, `view`), read from the rows
+ * as the change left them; a task as GET answers it, or as the trash lists it (after the CTE
+ * `shown` and TASK_VIEW_CTES, viewCtes).
+ */
+const VIEW_OF: Record<RecordKind, (projectId: string, ids: string[]) => Prisma.Sql> = {
+  task: () => Prisma.sql`
+    SELECT 'task' AS kind, t.id, CASE WHEN t.deleted_at IS NULL THEN ${taskJson({ detail: true })} ELSE ${taskJson({ trash: true })} END AS view
+      FROM shown t ${TASK_VIEW_JOINS}`,
+  sprint: (projectId, ids) => Prisma.sql`
+    SELECT 'sprint' AS kind, s.id, ${SPRINT_JSON} AS view FROM sprints s WHERE s.id = ANY(${ids}::uuid[]) AND s.project_id = ${projectId}::uuid`,
+  label: (projectId, ids) => Prisma.sql`
+    SELECT 'label' AS kind, l.id, ${LABEL_JSON} AS view FROM labels l WHERE l.id = ANY(${ids}::uuid[]) AND l.project_id = ${projectId}::uuid`,
+  member: (projectId, ids) => Prisma.sql`
+    SELECT 'member' AS kind, m.id, ${MEMBER_JSON} AS view FROM memberships m WHERE m.id = ANY(${ids}::uuid[]) AND m.project_id = ${projectId}::uuid`,
+};
+const RECORD_KINDS = Object.keys(VIEW_OF) as RecordKind[];
+
+/** The history entries of a change's tasks (none for a purge, which removes them), as a CTE of `record`'s last statement. */
+function historyCte(change: Change): Prisma.Sql {
+  return Prisma.sql`
+      history AS (
+        INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
+        SELECT ${change.projectId}::uuid, i.id, ${change.actor}, i.action, COALESCE(i.changes, '[]'::json), ${CHANGE_TIME}
+          FROM input i WHERE i.kind = 'task' AND i.action <> 'purged'
+      ),`;
+}
+
+/**
+ * The CTEs of `record`'s last statement that read what the change shows, ending with `views`
+ * (kind, id, view): only for the kinds it records, so that a task's change does not carry (nor
+ * the database plan) the label and member views, and a label's or member's change not the
+ * task view's CTEs.
+ */
+function viewCtes(projectId: string, ids: ShownIds): Prisma.Sql {
+  const kinds = RECORD_KINDS.filter((kind) => ids[kind].length > 0);
+  const views = Prisma.sql`views AS (\n${Prisma.join(
+    kinds.map((kind) => VIEW_OF[kind](projectId, ids[kind])),
+    '\n      UNION ALL',
+  )}\n      )`;
+  if (!kinds.includes('task')) return views;
+  return Prisma.sql`
+      shown AS (
+        SELECT t.* FROM tasks t WHERE t.id = ANY(${ids.task}::uuid[]) AND t.project_id = ${projectId}::uuid
+      ),
+      ${TASK_VIEW_CTES},
+      ${views}`;
+}
+
+/** `record`'s answer: each kind's views by id, from `views` (`{}` for a kind the change does not record). */
+function answerColumns(ids: ShownIds): Prisma.Sql {
+  return Prisma.join(
+    RECORD_KINDS.map((kind) => {
+      const [literal, column] = [Prisma.raw(`'${kind}'`), Prisma.raw(`${kind}s`)];
+      return ids[kind].length > 0
+        ? Prisma.sql`COALESCE(json_object_agg(v.id, v.view) FILTER (WHERE v.kind = ${literal}), '{}'::json) AS ${column}`
+        : Prisma.sql`'{}'::json AS ${column}`;
+    }),
+    ', ',
+  );
 }
 
 /**

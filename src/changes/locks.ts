@@ -11,7 +11,8 @@ import { Prisma } from '../generated/prisma/client';
  *     Idempotency-Key's lock is only ever tried without waiting: it cannot deadlock.)
  *  2. Sprint rows, by id (lockSprints).
  *  3. Task rows: a parent before its subtasks, otherwise by id (lockTasks). (The admin writes of
- *     a label or a member lock that one row here: no other write locks those rows.)
+ *     a label or a member lock that one row here, lockLabel and lockMember: no other write locks
+ *     those rows, and they lock no task.)
  *  4. The project's event row: ChangeLog.record, the last step of every write, which also takes
  *     the change's time; then, at COMMIT, the project's task list version row (a deferred
  *     trigger).
@@ -57,4 +58,24 @@ export function lockTasks(
   columns: Prisma.Sql = Prisma.sql`t.id::text`,
 ): Prisma.Sql {
   return Prisma.sql`SELECT ${columns} FROM tasks t WHERE t.project_id = ${projectId}::uuid AND ${which} ORDER BY t.id ${Prisma.raw(mode)}`;
+}
+
+/**
+ * Locks the label `id` (the row `l`) for its update, answering `columns` of it (current once
+ * locked). Always NO KEY UPDATE, though a rename's UPDATE (of a column in a unique index) takes
+ * UPDATE after the event row: that upgrade conflicts only with KEY SHARE, which task writes take
+ * on the label under the same event row, so it never waits; taking UPDATE here would deadlock
+ * with a task write that holds the event row and needs KEY SHARE (docs/locking.md).
+ */
+export function lockLabel(id: string, columns: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`SELECT ${columns} FROM labels l WHERE l.id = ${id}::uuid FOR NO KEY UPDATE`;
+}
+
+/**
+ * Locks the member `id` (the membership row `m`) for its update, answering `columns` of it.
+ * NO KEY UPDATE: no write locks a member more strongly than KEY SHARE (a task assigned to it),
+ * which it does not conflict with.
+ */
+export function lockMember(id: string, columns: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`SELECT ${columns} FROM memberships m WHERE m.id = ${id}::uuid FOR NO KEY UPDATE`;
 }

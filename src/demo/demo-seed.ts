@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { AdminService } from '../admin/admin.service';
 import type { Caller } from '../auth/caller';
-import { generateApiKey } from '../auth/api-keys';
 import { ALL_PERMISSIONS } from '../auth/permissions';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DatabaseStart } from '../database/database.module';
-import { PrismaService } from '../database/prisma.service';
 import { SprintsService } from '../sprints/sprints.service';
 import { DependenciesService } from '../tasks/dependencies.service';
 import { TaskOrderService } from '../tasks/task-order.service';
@@ -20,9 +19,10 @@ export const DEMO_KEY_NAME = 'Demo key';
  * labels, assignees, due dates, a subtask, a dependency and a backlog order) and a key holding
  * every permission, printed once.
  *
- * Runs once the application is initialised, and writes the sprints, tasks and dependencies
- * through the services, with a caller for the demo key, as a client's requests would: every
- * task gets its history (and whatever else the one write path records) like any other.
+ * Runs once the application is initialised, and writes everything through the services: the
+ * project, its members, labels and key through the admin service, as the app would; the
+ * sprints, tasks and dependencies with a caller for the demo key, as a client's requests would.
+ * Every change gets its events and history (whatever the one write path records) like any other.
  */
 @Injectable()
 export class DemoSeed implements OnApplicationBootstrap {
@@ -31,7 +31,7 @@ export class DemoSeed implements OnApplicationBootstrap {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly database: DatabaseStart,
-    private readonly prisma: PrismaService,
+    private readonly admin: AdminService,
     private readonly sprints: SprintsService,
     private readonly tasks: TasksService,
     private readonly dependencies: DependenciesService,
@@ -40,34 +40,28 @@ export class DemoSeed implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.seedDemoProject || this.database.engine.kind !== 'pglite' || !this.database.wasEmpty) return;
-    const key = generateApiKey();
-    const project = await this.prisma.project.create({
-      data: {
-        name: 'Demo project',
-        memberships: { create: [{ name: 'Ada Lovelace' }, { name: 'Grace Hopper' }] },
-        labels: {
-          create: [
-            { name: 'bug', color: '#d73a4a' },
-            { name: 'feature', color: '#0e8a16' },
-            { name: 'docs', color: '#0075ca' },
-          ],
-        },
-        apiKeys: { create: { name: DEMO_KEY_NAME, prefix: key.prefix, secretHash: key.secretHash, permissions: [...ALL_PERMISSIONS] } },
-      },
-      include: { memberships: true, labels: true, apiKeys: true },
-    });
+    // Through the admin service, as the app would set a project up: its members and labels are
+    // changes of the project (label.created, member.created), so its feed starts with them and a
+    // mirror reading from 0 knows every member and label a task shows (decisions.md section 20).
+    const { project } = await this.admin.createProject({ name: 'Demo project' });
+    const member = async (name: string) => (await this.admin.createMember(project.id, { name })).member.membershipId;
+    const ids = { ada: await member('Ada Lovelace'), grace: await member('Grace Hopper'), label: {} as Record<string, string> };
+    for (const [name, color] of [
+      ['bug', '#d73a4a'],
+      ['feature', '#0e8a16'],
+      ['docs', '#0075ca'],
+    ]) {
+      ids.label[name] = (await this.admin.createLabel(project.id, { name, color })).label.id;
+    }
+    const { key, secret } = await this.admin.issueKey(project.id, { name: DEMO_KEY_NAME, permissions: [...ALL_PERMISSIONS] });
     const caller: Caller = {
       projectId: project.id,
-      keyId: project.apiKeys[0].id,
-      keyName: project.apiKeys[0].name,
+      keyId: key.id,
+      keyName: key.name,
       permissions: new Set(ALL_PERMISSIONS),
-      actor: `${project.apiKeys[0].name} (API)`,
+      actor: `${key.name} (API)`,
     };
-    await this.createWork(caller, {
-      ada: project.memberships.find((member) => member.name === 'Ada Lovelace')!.id,
-      grace: project.memberships.find((member) => member.name === 'Grace Hopper')!.id,
-      label: Object.fromEntries(project.labels.map((label) => [label.name, label.id])),
-    });
+    await this.createWork(caller, ids);
     this.logger.log('Demo project created; its key is printed once, on stdout');
     // Printed, not logged: it is shown this once and stored only as a hash. Plain lines
     // between the JSON log lines, so that a person starting the service reads it.
@@ -76,9 +70,9 @@ export class DemoSeed implements OnApplicationBootstrap {
         '',
         'A demo project was created on this new embedded database. Its API key (shown once):',
         '',
-        `    ${key.secret}`,
+        `    ${secret}`,
         '',
-        `Try it: curl -H "Authorization: Bearer ${key.secret}" http://localhost:${this.config.port}/api/v1/tasks`,
+        `Try it: curl -H "Authorization: Bearer ${secret}" http://localhost:${this.config.port}/api/v1/tasks`,
         `or in the Swagger UI at http://localhost:${this.config.port}/docs (Authorize, then paste the key).`,
         '',
       ].join('\n') + '\n',

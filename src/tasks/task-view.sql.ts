@@ -1,4 +1,5 @@
 import { Prisma } from '../generated/prisma/client';
+import { labelJson, memberJson } from '../projects/project-resources.sql';
 import { TASK_SQL } from './task-fields';
 
 /**
@@ -14,7 +15,7 @@ import { TASK_SQL } from './task-fields';
 export function taskJson(view: { detail?: boolean; trash?: boolean } = {}): Prisma.Sql {
   const pairs = [
     ...TASK_SQL.jsonPairs(view.trash ? 'trash' : view.detail ? 'detail' : 'list'),
-    `'assignee', CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('membershipId', a.id, 'name', a.name) END`,
+    `'assignee', CASE WHEN a.id IS NULL THEN NULL ELSE ${memberJson('a').sql} END`,
     `'labels', COALESCE(task_labels.labels, '[]'::json)`,
     `'sprint', CASE WHEN s.id IS NULL THEN NULL ELSE json_build_object('id', s.id, 'name', s.name, 'status', s.status) END`,
     `'blocked', blocked.task_id IS NOT NULL`,
@@ -34,7 +35,7 @@ export function taskJson(view: { detail?: boolean; trash?: boolean } = {}): Pris
  */
 export const TASK_VIEW_CTES = Prisma.raw(`
   shown_labels AS MATERIALIZED (
-    SELECT tl.task_id, json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY l.name, l.id) AS labels
+    SELECT tl.task_id, json_agg(${labelJson('l').sql} ORDER BY l.name, l.id) AS labels
       FROM shown JOIN task_labels tl ON tl.task_id = shown.id JOIN labels l ON l.id = tl.label_id
      GROUP BY tl.task_id
   ),
