@@ -1,6 +1,8 @@
 import { EventSource } from 'eventsource';
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ChangeSignal } from '../src/events/change-signal.service';
 import { EventRetention } from '../src/events/event-retention.service';
 import { openEventStream, StreamClient } from './support/event-stream';
 import { createProject, createTask, TestProject } from './support/fixtures';
@@ -12,13 +14,14 @@ type EventJson = { id: string; sequence: number; type: string; data: Record<stri
 /** The events of createProject's set-up: 2 member.created, then 3 label.created. */
 const S = 5;
 const KEEP_ALIVE_MS = 300;
+const MAX_UNREAD_BYTES = 256 * 1024;
 
 describe('the event stream (GET /api/v1/events/stream)', () => {
   let t: TestApp;
   let baseUrl: string;
   const open: StreamClient[] = [];
   beforeAll(async () => {
-    t = await startTestApp({ eventStreamKeepAliveMs: KEEP_ALIVE_MS });
+    t = await startTestApp({ eventStreamKeepAliveMs: KEEP_ALIVE_MS, eventStreamMaxUnreadBytes: MAX_UNREAD_BYTES });
     await t.app.listen(0, '127.0.0.1');
     baseUrl = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
   });
@@ -221,6 +224,56 @@ describe('the event stream (GET /api/v1/events/stream)', () => {
       await client.waitForEvents(1);
       expect(parsed(client)[0].data.task.id).toBe(task.id);
     }
+  });
+
+  const openStreams = async () => Number(/^event_streams_open (\d+)$/m.exec((await t.http.get('/metrics').expect(200)).text)![1]);
+  const settled = async (check: () => Promise<boolean> | boolean, what: string) => {
+    for (let waited = 0; !(await check()); waited += 50) {
+      if (waited > 10_000) throw new Error(`still not so after 10 s: ${what}`);
+      await sleep(50);
+    }
+  };
+
+  it('cuts off a client that stops reading once MAX_UNREAD_BYTES wait for it, destroying its connection rather than holding the buffer', async () => {
+    const project = await createProject(t, 'Stream slow reader');
+    const closed = new Promise<number>((resolve, reject) => {
+      const req = request(`${baseUrl}/api/v1/events/stream`, { headers: { Authorization: `Bearer ${project.key}` } });
+      req.on('error', () => undefined);
+      req.on('response', (res) => {
+        // Never reads: what the server writes piles up in the kernel's buffers, then in the server's.
+        res.pause();
+        res.on('error', () => undefined);
+        req.socket!.once('close', () => resolve(Date.now()));
+      });
+      req.once('error', reject);
+      req.end();
+    });
+    await settled(async () => (await openStreams()) >= 1, 'the stream is open');
+    const description = 'x'.repeat(10_000);
+    for (let i = 0; i < 12; i++) {
+      const tasks = Array.from({ length: 100 }, (_, n) => ({ title: `Big ${i}.${n}`, description }));
+      await project.api.post('/api/v1/tasks/bulk', { tasks }).expect(201);
+    }
+    const wroteAt = Date.now();
+    expect(await closed).toBeLessThan(wroteAt + 5_000);
+    await settled(async () => (await openStreams()) === 0, 'no stream open');
+  });
+
+  it('leaves no listener behind: after many streams opened and closed, the project has no change waiter and no stream open', async () => {
+    const project = await createProject(t, 'Stream cycles');
+    const signal = t.app.get(ChangeSignal);
+    for (let round = 0; round < 5; round++) {
+      const clients = [];
+      for (let i = 0; i < 8; i++) clients.push(await stream(project, { query: 'after=0', method: i === 7 ? 'HEAD' : 'GET' }));
+      await createTask(project, { title: `Round ${round}` });
+      for (const client of clients.slice(0, 7)) await client.waitForEvents(S + 1 + round);
+      expect(signal.waitersOf(project.id)).toBeGreaterThan(0);
+      for (const client of clients) client.close();
+      // A long poll that ends at its deadline, and one woken by a change.
+      await project.api.get(`/api/v1/events?after=${S + 1 + round}&wait=1`).expect(200);
+    }
+    await settled(() => signal.waitersOf(project.id) === 0, 'no change waiter for the project');
+    await settled(async () => (await openStreams()) === 0, 'no stream open');
   });
 
   (engine === 'postgresql' ? it : it.skip)('gets a change written through another instance on the same database (PostgreSQL)', async () => {

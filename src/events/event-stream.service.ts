@@ -1,4 +1,4 @@
-import { HttpStatus, Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable, Logger } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import type { Request, Response } from 'express';
 import type { Caller } from '../auth/caller';
@@ -18,8 +18,9 @@ import { commentMessage, EVENT_STREAM_HEADERS, eventMessage, RECONNECT_AFTER_MS,
 export const STREAMS_PER_KEY = 10;
 /** Events read by one statement, catching up or following. */
 const PAGE = 1000;
-/** A client that leaves this much unread is cut off: it reconnects with its Last-Event-ID and reads on from there. */
-const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
+
+/** How long an ended stream's client has to read what is left before its connection is destroyed. */
+const END_GRACE_MS = 1_000;
 
 /** An event as streams send it: the whole message framed once, shared by every stream that sends it. */
 interface StreamedEvent {
@@ -45,10 +46,11 @@ interface EventRow {
  * instance sees every change), reads the new events once, and hands them to all the streams
  * of the project: a burst of changes costs one read per wake-up, whatever the number of
  * streams. A stream idle between changes holds no database connection, only its socket and a
- * keep-alive timer. On shutdown the HTTP drain ends every stream at once (HttpDrain.holdOpen).
+ * keep-alive timer. On shutdown, and on app.close(), the HTTP drain ends every stream at once
+ * (HttpDrain.holdOpen).
  */
 @Injectable()
-export class EventStreams implements OnModuleDestroy {
+export class EventStreams {
   private readonly logger = new Logger(EventStreams.name);
   private readonly streams = new Set<EventStream>();
   private readonly openByKey = new Map<string, number>();
@@ -87,9 +89,7 @@ export class EventStreams implements OnModuleDestroy {
       // Without a position, only what commits from now on.
       const after = start.after ?? Number(bounds.last_sequence);
       assertReadableAfter(after, start.field, bounds);
-      const stream = new EventStream(caller.projectId, after, types, res, this.config.eventStreamKeepAliveMs, this, () =>
-        this.forget(stream, caller.keyId),
-      );
+      const stream = new EventStream(caller.projectId, after, types, res, this.config, this, () => this.forget(stream, caller.keyId));
       started = true;
       this.streams.add(stream);
       this.tailOf(caller.projectId, Number(bounds.last_sequence)).streams.add(stream);
@@ -100,11 +100,6 @@ export class EventStreams implements OnModuleDestroy {
     } finally {
       if (!started) this.releaseSlot(caller.keyId);
     }
-  }
-
-  /** Without the drain (app.close() alone, as tests do), the server waits for every connection: the streams end first. */
-  onModuleDestroy(): void {
-    for (const stream of [...this.streams]) stream.end();
   }
 
   /**
@@ -191,13 +186,19 @@ class EventStream {
   /** While catching up from the database, the tail's events are left to the catch-up, which reads again if any came. */
   private catchingUp = false;
   private behind = false;
+  /** Every listener and timer the stream adds is removed when it ends (test/event-stream.e2e-spec.ts counts them). */
+  private readonly onClose = () => this.end();
+  /** Resolves the catch-up's wait for 'drain', if it waits. */
+  private wakeWriter: (() => void) | null = null;
+  /** The bytes the socket had sent at the last keep-alive. */
+  private writtenAtKeepAlive = -1;
 
   constructor(
     readonly projectId: string,
     private position: number,
     private readonly types: ReadonlySet<string> | null,
     private readonly res: Response,
-    private readonly keepAliveMs: number,
+    private readonly config: Pick<AppConfig, 'eventStreamKeepAliveMs' | 'eventStreamMaxUnreadBytes'>,
     private readonly streams: EventStreams,
     private readonly onEnd: () => void,
   ) {}
@@ -205,10 +206,10 @@ class EventStream {
   start(headOnly: boolean): void {
     for (const [name, value] of Object.entries(EVENT_STREAM_HEADERS)) this.res.setHeader(name, value);
     this.res.writeHead(200);
-    this.res.once('close', () => this.end());
+    this.res.once('close', this.onClose);
     if (headOnly || this.res.destroyed) return this.end();
     this.res.write(retryMessage(RECONNECT_AFTER_MS));
-    this.keepAlive = setInterval(() => this.write(commentMessage('keep-alive')), this.keepAliveMs).unref();
+    this.keepAlive = setInterval(() => this.keepingAlive(), this.config.eventStreamKeepAliveMs).unref();
   }
 
   /** Reads and sends what the database has after the position, until a read finds the end. */
@@ -222,13 +223,18 @@ class EventStream {
           if (this.ended) return;
           // Removed by EVENT_RETENTION_DAYS before this stream read them: reconnecting answers 410.
           if (this.position < Number(bounds.pruned_through)) return this.end();
-          for (const event of events) this.send(event);
+          // One event at a time as the client reads: what waits in memory stays near the socket's
+          // buffer size, whatever the size of a page (a stalled client is cut off by the keep-alive).
+          for (const event of events) {
+            this.send(event);
+            await this.writable();
+            if (this.ended) return;
+          }
           if (events.length < PAGE) {
             // Everything up to the end that read saw is covered, also what `types` left out.
             this.position = Math.max(this.position, Number(bounds.last_sequence));
             break;
           }
-          if (this.res.writableNeedDrain) await new Promise((resolve) => (this.res.once('drain', resolve), this.res.once('close', resolve)));
         }
       } while (this.behind && !this.ended);
     } catch (error) {
@@ -251,13 +257,45 @@ class EventStream {
     for (const event of events) if (event.sequence > this.position) this.send(event);
   }
 
-  end(): void {
+  /**
+   * Ends the answer. `cut`: the client is too far behind, and its connection is destroyed
+   * rather than left holding the buffer. Otherwise a client with bytes still unread gets
+   * END_GRACE_MS to read them before the same happens (a shutdown must not wait for it).
+   */
+  end(cut = false): void {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.keepAlive);
+    this.res.off('close', this.onClose);
+    this.wakeWriter?.();
     this.stopHolding();
     this.onEnd();
+    if (cut) return void this.res.destroy();
     this.res.end();
+    if (this.res.writableFinished || this.res.destroyed) return;
+    const cutOff = setTimeout(() => this.res.destroy(), END_GRACE_MS).unref();
+    this.res.once('close', () => clearTimeout(cutOff));
+  }
+
+  /** Until the client has read what is buffered (or the stream ended): the catch-up reads the next page only then. */
+  private writable(): Promise<void> {
+    if (!this.res.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.wakeWriter = () => {
+        this.res.off('drain', this.wakeWriter!);
+        this.wakeWriter = null;
+        resolve();
+      };
+      this.res.once('drain', this.wakeWriter);
+    });
+  }
+
+  /** The keep-alive comment; a client that has read nothing since the last one while bytes wait for it is cut off. */
+  private keepingAlive(): void {
+    const written = this.res.socket?.bytesWritten ?? 0;
+    if (this.res.writableNeedDrain && written === this.writtenAtKeepAlive) return this.end(true);
+    this.writtenAtKeepAlive = written;
+    this.write(commentMessage('keep-alive'));
   }
 
   private send(event: StreamedEvent): void {
@@ -268,7 +306,8 @@ class EventStream {
   private write(text: string): void {
     if (this.ended) return;
     this.res.write(text);
-    if (this.res.writableLength > MAX_UNREAD_BYTES) this.end();
+    // A client this far behind is cut off (it reconnects with its Last-Event-ID and reads on from there).
+    if (this.res.writableLength > this.config.eventStreamMaxUnreadBytes) this.end(true);
   }
 }
 
