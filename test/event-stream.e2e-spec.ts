@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ChangeSignal } from '../src/events/change-signal.service';
 import { EventRetention } from '../src/events/event-retention.service';
 import { openEventStream, StreamClient } from './support/event-stream';
-import { createProject, createTask, TestProject } from './support/fixtures';
+import { asAdmin, createProject, createTask, TestProject } from './support/fixtures';
 import { engine, startTestApp, TestApp } from './support/test-app';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -274,6 +274,36 @@ describe('the event stream (GET /api/v1/events/stream)', () => {
     }
     await settled(() => signal.waitersOf(project.id) === 0, 'no change waiter for the project');
     await settled(async () => (await openStreams()) === 0, 'no stream open');
+  });
+
+  it('ends the streams of a revoked key within a keep-alive interval, and its reconnect is 401; other keys stream on', async () => {
+    const project = await createProject(t, 'Stream revoked');
+    const other = await project.issueKey([], 'Kept key');
+    const revokedKey = await project.issueKey([], 'Revoked key');
+    const revoked = [await stream(revokedKey.secret), await stream(revokedKey.secret)];
+    const kept = await stream(other.secret);
+    await asAdmin(t).delete(`/admin/v1/keys/${revokedKey.id}`).expect(204);
+    const revokedAt = Date.now();
+    expect(await Promise.all(revoked.map((client) => client.finished))).toEqual(['end', 'end']);
+    expect(Date.now() - revokedAt).toBeLessThan(KEEP_ALIVE_MS * 2 + 1_000);
+    expect((await stream(revokedKey.secret, { lastEventId: String(S) })).status).toBe(401);
+    await createTask(project, { title: 'Still followed' });
+    await kept.waitForEvents(1);
+  });
+
+  (engine === 'postgresql' ? it : it.skip)('ends the streams of a key revoked through another instance (PostgreSQL)', async () => {
+    const project = await createProject(t, 'Stream revoked elsewhere');
+    const revokedKey = await project.issueKey([], 'Revoked elsewhere');
+    const client = await stream(revokedKey.secret);
+    const second = await startTestApp({}, { url: t.config.databaseUrl, alter: async () => undefined, drop: async () => undefined });
+    try {
+      await asAdmin(second).delete(`/admin/v1/keys/${revokedKey.id}`).expect(204);
+      const revokedAt = Date.now();
+      expect(await client.finished).toBe('end');
+      expect(Date.now() - revokedAt).toBeLessThan(KEEP_ALIVE_MS * 2 + 1_000);
+    } finally {
+      await second.close();
+    }
   });
 
   (engine === 'postgresql' ? it : it.skip)('gets a change written through another instance on the same database (PostgreSQL)', async () => {

@@ -55,6 +55,8 @@ export class EventStreams {
   private readonly streams = new Set<EventStream>();
   private readonly openByKey = new Map<string, number>();
   private readonly tails = new Map<string, ProjectTail>();
+  /** While streams are open: looks every keep-alive interval for keys revoked since (on any instance). */
+  private revocationCheck: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly prisma: PrismaService,
@@ -89,9 +91,10 @@ export class EventStreams {
       // Without a position, only what commits from now on.
       const after = start.after ?? Number(bounds.last_sequence);
       assertReadableAfter(after, start.field, bounds);
-      const stream = new EventStream(caller.projectId, after, types, res, this.config, this, () => this.forget(stream, caller.keyId));
+      const stream = new EventStream(caller.projectId, caller.keyId, after, types, res, this.config, this, () => this.forget(stream, caller.keyId));
       started = true;
       this.streams.add(stream);
+      this.revocationCheck ??= setInterval(() => void this.endRevoked(), this.config.eventStreamKeepAliveMs).unref();
       this.tailOf(caller.projectId, Number(bounds.last_sequence)).streams.add(stream);
       stream.start(req.method === 'HEAD');
       // Ended at once if draining has started, or as soon as it does.
@@ -131,6 +134,25 @@ export class EventStreams {
     );
   }
 
+  /**
+   * Ends the streams of keys revoked since they opened, within one keep-alive interval
+   * (EVENT_STREAM_KEEP_ALIVE_MS) of the revocation, whichever instance wrote it: one query per
+   * interval and process, for all its streams. A reconnect is then 401, as any request.
+   */
+  private async endRevoked(): Promise<void> {
+    const keyIds = [...new Set([...this.streams].map((stream) => stream.keyId))];
+    if (keyIds.length === 0) return;
+    try {
+      const revoked = await this.prisma.sql.$queryRaw<{ id: string }[]>`
+        SELECT id::text AS id FROM api_keys
+         WHERE id IN (${Prisma.join(keyIds.map((id) => Prisma.sql`${id}::uuid`))}) AND revoked_at IS NOT NULL`;
+      const ids = new Set(revoked.map((key) => key.id));
+      for (const stream of [...this.streams]) if (ids.has(stream.keyId)) stream.end();
+    } catch (error) {
+      this.logger.warn(`Looking for revoked keys of open streams failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
   private tailOf(projectId: string, end: number): ProjectTail {
     let tail = this.tails.get(projectId);
     if (!tail) this.tails.set(projectId, (tail = new ProjectTail(projectId, end, this, this.signal)));
@@ -139,6 +161,10 @@ export class EventStreams {
 
   private forget(stream: EventStream, keyId: string): void {
     this.streams.delete(stream);
+    if (this.streams.size === 0) {
+      clearInterval(this.revocationCheck);
+      this.revocationCheck = undefined;
+    }
     this.releaseSlot(keyId);
     const tail = this.tails.get(stream.projectId);
     if (tail?.streams.delete(stream) && tail.streams.size === 0) {
@@ -195,6 +221,7 @@ class EventStream {
 
   constructor(
     readonly projectId: string,
+    readonly keyId: string,
     private position: number,
     private readonly types: ReadonlySet<string> | null,
     private readonly res: Response,
