@@ -291,6 +291,23 @@ describe('the event stream (GET /api/v1/events/stream)', () => {
     await kept.waitForEvents(1);
   });
 
+  it('is counted in http_requests_total but kept out of http_request_duration_seconds: a stream open for minutes is no slow request', async () => {
+    const project = await createProject(t, 'Stream metrics');
+    const key = await project.issueKey([], 'Metrics key');
+    const sample = async (name: string) => {
+      const line = new RegExp(`^${name}\\{method="GET",route="/api/v1/events/stream",status="200"\\} (\\d+)$`, 'm');
+      return Number(line.exec((await t.http.get('/metrics').expect(200)).text)?.[1] ?? 0);
+    };
+    const [counted, timed] = [await sample('http_requests_total'), await sample('http_request_duration_seconds_count')];
+    const client = await stream(key.secret);
+    await sleep(500);
+    // Ended by the server (the key's revocation), so that the answer finishes.
+    await asAdmin(t).delete(`/admin/v1/keys/${key.id}`).expect(204);
+    expect(await client.finished).toBe('end');
+    await settled(async () => (await sample('http_requests_total')) === counted + 1, 'the stream counted');
+    expect(await sample('http_request_duration_seconds_count')).toBe(timed);
+  });
+
   (engine === 'postgresql' ? it : it.skip)('ends the streams of a key revoked through another instance (PostgreSQL)', async () => {
     const project = await createProject(t, 'Stream revoked elsewhere');
     const revokedKey = await project.issueKey([], 'Revoked elsewhere');

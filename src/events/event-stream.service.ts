@@ -7,6 +7,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma } from '../generated/prisma/client';
 import { HttpDrain } from '../lifecycle/http-drain';
+import { HttpMetrics } from '../metrics/http-metrics';
 import { MetricsRegistry } from '../metrics/metrics-registry';
 import { ChangeSignal } from './change-signal.service';
 import type { EventStreamQueryDto } from './event.dto';
@@ -63,6 +64,7 @@ export class EventStreams {
     private readonly signal: ChangeSignal,
     private readonly drain: HttpDrain,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly httpMetrics: HttpMetrics,
     registry: MetricsRegistry,
   ) {
     const streams = this.streams;
@@ -93,6 +95,7 @@ export class EventStreams {
       assertReadableAfter(after, start.field, bounds);
       const stream = new EventStream(caller.projectId, caller.keyId, after, types, res, this.config, this, () => this.forget(stream, caller.keyId));
       started = true;
+      this.httpMetrics.untimed(res);
       this.streams.add(stream);
       this.revocationCheck ??= setInterval(() => void this.endRevoked(), this.config.eventStreamKeepAliveMs).unref();
       this.tailOf(caller.projectId, Number(bounds.last_sequence)).streams.add(stream);
