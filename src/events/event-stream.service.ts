@@ -12,7 +12,7 @@ import { MetricsRegistry } from '../metrics/metrics-registry';
 import { ChangeSignal } from './change-signal.service';
 import type { EventStreamQueryDto } from './event.dto';
 import { EVENT_JSON } from './event-view.sql';
-import { assertReadableAfter, FeedBounds, feedBoundsSql } from './events.service';
+import { assertReadableAfter, eventsAfterSql, FeedBounds, feedBoundsSql } from './events.service';
 import { commentMessage, EVENT_STREAM_HEADERS, eventMessage, RECONNECT_AFTER_MS, retryMessage } from './server-sent-events';
 
 /** Open streams a key may hold at once (decisions.md section 20), counted per instance. */
@@ -113,15 +113,10 @@ export class EventStreams {
    * given), with the feed's bounds as the same snapshot saw them.
    */
   async read(projectId: string, after: number, types: ReadonlySet<string> | null): Promise<{ events: StreamedEvent[]; bounds: FeedBounds }> {
-    const ofTypes = types ? Prisma.sql`AND e.type IN (${Prisma.join([...types])})` : Prisma.empty;
     const rows = await this.prisma.sql.$queryRaw<EventRow[]>`
       SELECT b.last_sequence, b.pruned_through, e.sequence::text AS sequence, e.type, e.json
         FROM (SELECT ${feedBoundsSql(projectId)}) b
-        LEFT JOIN LATERAL (
-          SELECT e.sequence, e.type, ${EVENT_JSON}::text AS json FROM events e
-           WHERE e.project_id = ${projectId}::uuid AND e.sequence > ${after} ${ofTypes}
-           ORDER BY e.sequence LIMIT ${PAGE}
-        ) e ON true
+        LEFT JOIN LATERAL (${eventsAfterSql(projectId, after, types, PAGE, Prisma.sql`e.sequence, e.type, ${EVENT_JSON}::text AS json`)}) e ON true
        ORDER BY e.sequence`;
     const events = rows.flatMap((row) => {
       if (row.sequence === null) return [];
