@@ -1,9 +1,11 @@
 import { EventSource } from 'eventsource';
+import Redis from 'ioredis';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ChangeSignal } from '../src/events/change-signal.service';
 import { EventRetention } from '../src/events/event-retention.service';
+import { setOf } from '../src/events/stream-slots';
 import { openEventStream, StreamClient } from './support/event-stream';
 import { asAdmin, createProject, createTask, TestProject } from './support/fixtures';
 import { engine, startTestApp, TestApp } from './support/test-app';
@@ -322,6 +324,54 @@ describe('the event stream (GET /api/v1/events/stream)', () => {
       await second.close();
     }
   });
+
+  (engine === 'postgresql' ? it : it.skip)(
+    'counts the 10 streams of a key across instances with REDIS_URL; a lease its instance stopped renewing no longer counts (PostgreSQL)',
+    async () => {
+      const redisUrl = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+      const project = await createProject(t, 'Stream slots shared');
+      const shared = { url: t.config.databaseUrl, alter: async () => undefined, drop: async () => undefined };
+      const instances = [
+        await startTestApp({ redisUrl, eventStreamKeepAliveMs: KEEP_ALIVE_MS }, shared),
+        await startTestApp({ redisUrl, eventStreamKeepAliveMs: KEEP_ALIVE_MS }, shared),
+      ];
+      const redis = new Redis(redisUrl);
+      try {
+        const urls = [];
+        for (const instance of instances) {
+          await instance.app.listen(0, '127.0.0.1');
+          urls.push(`http://127.0.0.1:${(instance.app.getHttpServer().address() as AddressInfo).port}`);
+        }
+        const keyId = (await asAdmin(t).get(`/admin/v1/projects/${project.id}/keys`).expect(200)).body.keys[0].id;
+        // A lease left by an instance that died: expired, it is dropped instead of counted.
+        await redis.zadd(setOf(keyId), Date.now() - 1, 'dead-instance');
+        const clients = [];
+        for (let i = 0; i < 10; i++) clients.push(await openEventStream(urls[i % 2], project.key));
+        open.push(...clients);
+        expect(clients.map((client) => client.status)).toEqual(Array(10).fill(200));
+        // Leases outlive a few renewals (3 keep-alive intervals each).
+        await sleep(KEEP_ALIVE_MS * 4);
+        for (const url of urls) {
+          const refused = await openEventStream(url, project.key);
+          open.push(refused);
+          expect(refused.status).toBe(429);
+        }
+        clients[0].close();
+        await clients[0].finished;
+        let again = await openEventStream(urls[1], project.key);
+        for (let tries = 0; again.status === 429 && tries < 20; tries++) {
+          await sleep(50);
+          again = await openEventStream(urls[1], project.key);
+        }
+        open.push(again);
+        expect(again.status).toBe(200);
+      } finally {
+        for (const client of open.splice(0)) client.close();
+        redis.disconnect();
+        for (const instance of instances) await instance.close();
+      }
+    },
+  );
 
   (engine === 'postgresql' ? it : it.skip)('gets a change written through another instance on the same database (PostgreSQL)', async () => {
     const project = await createProject(t, 'Stream two instances');

@@ -1,4 +1,4 @@
-import { HttpStatus, Inject, Injectable, Logger } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import type { Request, Response } from 'express';
 import type { Caller } from '../auth/caller';
@@ -13,9 +13,10 @@ import { ChangeSignal } from './change-signal.service';
 import type { EventStreamQueryDto } from './event.dto';
 import { EVENT_JSON } from './event-view.sql';
 import { assertReadableAfter, eventsAfterSql, FeedBounds, feedBoundsSql } from './events.service';
+import { InstanceStreamSlots, RedisStreamSlots, Slot, StreamSlots } from './stream-slots';
 import { commentMessage, EVENT_STREAM_HEADERS, eventMessage, RECONNECT_AFTER_MS, retryMessage } from './server-sent-events';
 
-/** Open streams a key may hold at once (decisions.md section 20), counted per instance. */
+/** Open streams a key may hold at once (decisions.md section 20): on each instance, or across them with REDIS_URL. */
 export const STREAMS_PER_KEY = 10;
 /** Events read by one statement, catching up or following. */
 const PAGE = 1000;
@@ -51,12 +52,12 @@ interface EventRow {
  * (HttpDrain.holdOpen).
  */
 @Injectable()
-export class EventStreams {
+export class EventStreams implements OnApplicationShutdown {
   private readonly logger = new Logger(EventStreams.name);
   private readonly streams = new Set<EventStream>();
-  private readonly openByKey = new Map<string, number>();
+  private readonly slots: StreamSlots;
   private readonly tails = new Map<string, ProjectTail>();
-  /** While streams are open: looks every keep-alive interval for keys revoked since (on any instance). */
+  /** While streams are open, every keep-alive interval: renews their slots, and looks for keys revoked since (on any instance). */
   private revocationCheck: NodeJS.Timeout | undefined;
 
   constructor(
@@ -67,6 +68,7 @@ export class EventStreams {
     private readonly httpMetrics: HttpMetrics,
     registry: MetricsRegistry,
   ) {
+    this.slots = config.redisUrl ? new RedisStreamSlots(config.redisUrl, config.eventStreamKeepAliveMs) : new InstanceStreamSlots();
     const streams = this.streams;
     new Gauge({
       name: 'event_streams_open',
@@ -86,25 +88,25 @@ export class EventStreams {
   async open(caller: Caller, query: EventStreamQueryDto, lastEventId: string | undefined, req: Request, res: Response): Promise<void> {
     const start = lastEventId?.trim() ? { after: parseLastEventId(lastEventId), field: 'Last-Event-ID' } : { after: query.after, field: 'after' };
     const types: ReadonlySet<string> | null = query.types ? new Set(query.types.split(',')) : null;
-    this.takeSlot(caller.keyId);
+    const slot = await this.takeSlot(caller.keyId);
     let started = false;
     try {
       const [bounds] = await this.prisma.sql.$queryRaw<FeedBounds[]>`SELECT ${feedBoundsSql(caller.projectId)}`;
       // Without a position, only what commits from now on.
       const after = start.after ?? Number(bounds.last_sequence);
       assertReadableAfter(after, start.field, bounds);
-      const stream = new EventStream(caller.projectId, caller.keyId, after, types, res, this.config, this, () => this.forget(stream, caller.keyId));
+      const stream = new EventStream(caller.projectId, slot, after, types, res, this.config, this, () => this.forget(stream));
       started = true;
       this.httpMetrics.untimed(res);
       this.streams.add(stream);
-      this.revocationCheck ??= setInterval(() => void this.endRevoked(), this.config.eventStreamKeepAliveMs).unref();
+      this.revocationCheck ??= setInterval(() => this.everyKeepAlive(), this.config.eventStreamKeepAliveMs).unref();
       this.tailOf(caller.projectId, Number(bounds.last_sequence)).streams.add(stream);
       stream.start(req.method === 'HEAD');
       // Ended at once if draining has started, or as soon as it does.
       if (!stream.ended) stream.stopHolding = this.drain.holdOpen(res, () => stream.end());
       if (!stream.ended) void stream.catchUp();
     } finally {
-      if (!started) this.releaseSlot(caller.keyId);
+      if (!started) this.slots.release(slot);
     }
   }
 
@@ -132,20 +134,29 @@ export class EventStreams {
     );
   }
 
+  async onApplicationShutdown(): Promise<void> {
+    await this.slots.close();
+  }
+
+  private everyKeepAlive(): void {
+    this.slots.renew([...this.streams].map((stream) => stream.slot));
+    void this.endRevoked();
+  }
+
   /**
    * Ends the streams of keys revoked since they opened, within one keep-alive interval
    * (EVENT_STREAM_KEEP_ALIVE_MS) of the revocation, whichever instance wrote it: one query per
    * interval and process, for all its streams. A reconnect is then 401, as any request.
    */
   private async endRevoked(): Promise<void> {
-    const keyIds = [...new Set([...this.streams].map((stream) => stream.keyId))];
+    const keyIds = [...new Set([...this.streams].map((stream) => stream.slot.keyId))];
     if (keyIds.length === 0) return;
     try {
       const revoked = await this.prisma.sql.$queryRaw<{ id: string }[]>`
         SELECT id::text AS id FROM api_keys
          WHERE id IN (${Prisma.join(keyIds.map((id) => Prisma.sql`${id}::uuid`))}) AND revoked_at IS NOT NULL`;
       const ids = new Set(revoked.map((key) => key.id));
-      for (const stream of [...this.streams]) if (ids.has(stream.keyId)) stream.end();
+      for (const stream of [...this.streams]) if (ids.has(stream.slot.keyId)) stream.end();
     } catch (error) {
       this.logger.warn(`Looking for revoked keys of open streams failed: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -157,13 +168,13 @@ export class EventStreams {
     return tail;
   }
 
-  private forget(stream: EventStream, keyId: string): void {
+  private forget(stream: EventStream): void {
     this.streams.delete(stream);
     if (this.streams.size === 0) {
       clearInterval(this.revocationCheck);
       this.revocationCheck = undefined;
     }
-    this.releaseSlot(keyId);
+    this.slots.release(stream.slot);
     const tail = this.tails.get(stream.projectId);
     if (tail?.streams.delete(stream) && tail.streams.size === 0) {
       tail.close();
@@ -171,25 +182,17 @@ export class EventStreams {
     }
   }
 
-  private takeSlot(keyId: string): void {
-    const open = this.openByKey.get(keyId) ?? 0;
-    if (open >= STREAMS_PER_KEY) {
-      throw new Problem(
-        HttpStatus.TOO_MANY_REQUESTS,
-        'rate_limited',
-        `This key already holds ${STREAMS_PER_KEY} open event streams, the most a key may: close one first`,
-        undefined,
-        {},
-        { 'Retry-After': String(RECONNECT_AFTER_MS / 1000) },
-      );
-    }
-    this.openByKey.set(keyId, open + 1);
-  }
-
-  private releaseSlot(keyId: string): void {
-    const open = (this.openByKey.get(keyId) ?? 1) - 1;
-    if (open > 0) this.openByKey.set(keyId, open);
-    else this.openByKey.delete(keyId);
+  private async takeSlot(keyId: string): Promise<Slot> {
+    const slot = await this.slots.take(keyId, STREAMS_PER_KEY);
+    if (slot) return slot;
+    throw new Problem(
+      HttpStatus.TOO_MANY_REQUESTS,
+      'rate_limited',
+      `This key already holds ${STREAMS_PER_KEY} open event streams, the most a key may: close one first`,
+      undefined,
+      {},
+      { 'Retry-After': String(RECONNECT_AFTER_MS / 1000) },
+    );
   }
 }
 
@@ -219,7 +222,7 @@ class EventStream {
 
   constructor(
     readonly projectId: string,
-    readonly keyId: string,
+    readonly slot: Slot,
     private position: number,
     private readonly types: ReadonlySet<string> | null,
     private readonly res: Response,
