@@ -301,11 +301,11 @@ class EventStream {
     if (cut) return void this.res.destroy();
     this.res.end();
     if (this.res.writableFinished || this.res.destroyed) return;
-    const cutOff = setTimeout(() => this.res.destroy(), END_GRACE_MS).unref();
+    const cutOff = setTimeout(() => this.res.writableFinished || this.res.destroy(), END_GRACE_MS).unref();
     this.res.once('close', () => clearTimeout(cutOff));
   }
 
-  /** Until the client has read what is buffered (or the stream ended): the catch-up reads the next page only then. */
+  /** Until the client has read what is buffered (or the stream ended): the catch-up sends its next event only then. */
   private writable(): Promise<void> {
     if (!this.res.writableNeedDrain) return Promise.resolve();
     return new Promise((resolve) => {
