@@ -1,9 +1,13 @@
 import { EventSource } from 'eventsource';
+import Redis from 'ioredis';
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ChangeSignal } from '../src/events/change-signal.service';
 import { EventRetention } from '../src/events/event-retention.service';
+import { setOf } from '../src/events/stream-slots';
 import { openEventStream, StreamClient } from './support/event-stream';
-import { createProject, createTask, TestProject } from './support/fixtures';
+import { asAdmin, createProject, createTask, TestProject } from './support/fixtures';
 import { engine, startTestApp, TestApp } from './support/test-app';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -12,13 +16,14 @@ type EventJson = { id: string; sequence: number; type: string; data: Record<stri
 /** The events of createProject's set-up: 2 member.created, then 3 label.created. */
 const S = 5;
 const KEEP_ALIVE_MS = 300;
+const MAX_UNREAD_BYTES = 256 * 1024;
 
 describe('the event stream (GET /api/v1/events/stream)', () => {
   let t: TestApp;
   let baseUrl: string;
   const open: StreamClient[] = [];
   beforeAll(async () => {
-    t = await startTestApp({ eventStreamKeepAliveMs: KEEP_ALIVE_MS });
+    t = await startTestApp({ eventStreamKeepAliveMs: KEEP_ALIVE_MS, eventStreamMaxUnreadBytes: MAX_UNREAD_BYTES });
     await t.app.listen(0, '127.0.0.1');
     baseUrl = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
   });
@@ -222,6 +227,151 @@ describe('the event stream (GET /api/v1/events/stream)', () => {
       expect(parsed(client)[0].data.task.id).toBe(task.id);
     }
   });
+
+  const openStreams = async () => Number(/^event_streams_open (\d+)$/m.exec((await t.http.get('/metrics').expect(200)).text)![1]);
+  const settled = async (check: () => Promise<boolean> | boolean, what: string) => {
+    for (let waited = 0; !(await check()); waited += 50) {
+      if (waited > 10_000) throw new Error(`still not so after 10 s: ${what}`);
+      await sleep(50);
+    }
+  };
+
+  it('cuts off a client that stops reading once MAX_UNREAD_BYTES wait for it, destroying its connection rather than holding the buffer', async () => {
+    const project = await createProject(t, 'Stream slow reader');
+    const closed = new Promise<number>((resolve, reject) => {
+      const req = request(`${baseUrl}/api/v1/events/stream`, { headers: { Authorization: `Bearer ${project.key}` } });
+      req.on('error', () => undefined);
+      req.on('response', (res) => {
+        // Never reads: what the server writes piles up in the kernel's buffers, then in the server's.
+        res.pause();
+        res.on('error', () => undefined);
+        req.socket!.once('close', () => resolve(Date.now()));
+      });
+      req.once('error', reject);
+      req.end();
+    });
+    await settled(async () => (await openStreams()) >= 1, 'the stream is open');
+    const description = 'x'.repeat(10_000);
+    for (let i = 0; i < 12; i++) {
+      const tasks = Array.from({ length: 100 }, (_, n) => ({ title: `Big ${i}.${n}`, description }));
+      await project.api.post('/api/v1/tasks/bulk', { tasks }).expect(201);
+    }
+    const wroteAt = Date.now();
+    expect(await closed).toBeLessThan(wroteAt + 5_000);
+    await settled(async () => (await openStreams()) === 0, 'no stream open');
+  });
+
+  it('leaves no listener behind: after many streams opened and closed, the project has no change waiter and no stream open', async () => {
+    const project = await createProject(t, 'Stream cycles');
+    const signal = t.app.get(ChangeSignal);
+    for (let round = 0; round < 5; round++) {
+      const clients = [];
+      for (let i = 0; i < 8; i++) clients.push(await stream(project, { query: 'after=0', method: i === 7 ? 'HEAD' : 'GET' }));
+      await createTask(project, { title: `Round ${round}` });
+      for (const client of clients.slice(0, 7)) await client.waitForEvents(S + 1 + round);
+      expect(signal.waitersOf(project.id)).toBeGreaterThan(0);
+      for (const client of clients) client.close();
+      // A long poll that ends at its deadline, and one woken by a change.
+      await project.api.get(`/api/v1/events?after=${S + 1 + round}&wait=1`).expect(200);
+    }
+    await settled(() => signal.waitersOf(project.id) === 0, 'no change waiter for the project');
+    await settled(async () => (await openStreams()) === 0, 'no stream open');
+  });
+
+  it('ends the streams of a revoked key within a keep-alive interval, and its reconnect is 401; other keys stream on', async () => {
+    const project = await createProject(t, 'Stream revoked');
+    const other = await project.issueKey([], 'Kept key');
+    const revokedKey = await project.issueKey([], 'Revoked key');
+    const revoked = [await stream(revokedKey.secret), await stream(revokedKey.secret)];
+    const kept = await stream(other.secret);
+    await asAdmin(t).delete(`/admin/v1/keys/${revokedKey.id}`).expect(204);
+    const revokedAt = Date.now();
+    expect(await Promise.all(revoked.map((client) => client.finished))).toEqual(['end', 'end']);
+    expect(Date.now() - revokedAt).toBeLessThan(KEEP_ALIVE_MS * 2 + 1_000);
+    expect((await stream(revokedKey.secret, { lastEventId: String(S) })).status).toBe(401);
+    await createTask(project, { title: 'Still followed' });
+    await kept.waitForEvents(1);
+  });
+
+  it('is counted in http_requests_total but kept out of http_request_duration_seconds: a stream open for minutes is no slow request', async () => {
+    const project = await createProject(t, 'Stream metrics');
+    const key = await project.issueKey([], 'Metrics key');
+    const sample = async (name: string) => {
+      const line = new RegExp(`^${name}\\{method="GET",route="/api/v1/events/stream",status="200"\\} (\\d+)$`, 'm');
+      return Number(line.exec((await t.http.get('/metrics').expect(200)).text)?.[1] ?? 0);
+    };
+    const [counted, timed] = [await sample('http_requests_total'), await sample('http_request_duration_seconds_count')];
+    const client = await stream(key.secret);
+    await sleep(500);
+    // Ended by the server (the key's revocation), so that the answer finishes.
+    await asAdmin(t).delete(`/admin/v1/keys/${key.id}`).expect(204);
+    expect(await client.finished).toBe('end');
+    await settled(async () => (await sample('http_requests_total')) === counted + 1, 'the stream counted');
+    expect(await sample('http_request_duration_seconds_count')).toBe(timed);
+  });
+
+  (engine === 'postgresql' ? it : it.skip)('ends the streams of a key revoked through another instance (PostgreSQL)', async () => {
+    const project = await createProject(t, 'Stream revoked elsewhere');
+    const revokedKey = await project.issueKey([], 'Revoked elsewhere');
+    const client = await stream(revokedKey.secret);
+    const second = await startTestApp({}, { url: t.config.databaseUrl, alter: async () => undefined, drop: async () => undefined });
+    try {
+      await asAdmin(second).delete(`/admin/v1/keys/${revokedKey.id}`).expect(204);
+      const revokedAt = Date.now();
+      expect(await client.finished).toBe('end');
+      expect(Date.now() - revokedAt).toBeLessThan(KEEP_ALIVE_MS * 2 + 1_000);
+    } finally {
+      await second.close();
+    }
+  });
+
+  (engine === 'postgresql' ? it : it.skip)(
+    'counts the 10 streams of a key across instances with REDIS_URL; a lease its instance stopped renewing no longer counts (PostgreSQL)',
+    async () => {
+      const redisUrl = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+      const project = await createProject(t, 'Stream slots shared');
+      const shared = { url: t.config.databaseUrl, alter: async () => undefined, drop: async () => undefined };
+      const instances = [
+        await startTestApp({ redisUrl, eventStreamKeepAliveMs: KEEP_ALIVE_MS }, shared),
+        await startTestApp({ redisUrl, eventStreamKeepAliveMs: KEEP_ALIVE_MS }, shared),
+      ];
+      const redis = new Redis(redisUrl);
+      try {
+        const urls = [];
+        for (const instance of instances) {
+          await instance.app.listen(0, '127.0.0.1');
+          urls.push(`http://127.0.0.1:${(instance.app.getHttpServer().address() as AddressInfo).port}`);
+        }
+        const keyId = (await asAdmin(t).get(`/admin/v1/projects/${project.id}/keys`).expect(200)).body.keys[0].id;
+        // A lease left by an instance that died: expired, it is dropped instead of counted.
+        await redis.zadd(setOf(keyId), Date.now() - 1, 'dead-instance');
+        const clients = [];
+        for (let i = 0; i < 10; i++) clients.push(await openEventStream(urls[i % 2], project.key));
+        open.push(...clients);
+        expect(clients.map((client) => client.status)).toEqual(Array(10).fill(200));
+        // Leases outlive a few renewals (3 keep-alive intervals each).
+        await sleep(KEEP_ALIVE_MS * 4);
+        for (const url of urls) {
+          const refused = await openEventStream(url, project.key);
+          open.push(refused);
+          expect(refused.status).toBe(429);
+        }
+        clients[0].close();
+        await clients[0].finished;
+        let again = await openEventStream(urls[1], project.key);
+        for (let tries = 0; again.status === 429 && tries < 20; tries++) {
+          await sleep(50);
+          again = await openEventStream(urls[1], project.key);
+        }
+        open.push(again);
+        expect(again.status).toBe(200);
+      } finally {
+        for (const client of open.splice(0)) client.close();
+        redis.disconnect();
+        for (const instance of instances) await instance.close();
+      }
+    },
+  );
 
   (engine === 'postgresql' ? it : it.skip)('gets a change written through another instance on the same database (PostgreSQL)', async () => {
     const project = await createProject(t, 'Stream two instances');

@@ -1,7 +1,10 @@
-import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'node:http';
+import { type AddressInfo, connect, Socket } from 'node:net';
 import { Client } from 'pg';
 import { ConfigError, loadConfig } from '../src/config/app-config';
 import { DrainState } from '../src/lifecycle/drain-state';
+import { HttpDrain } from '../src/lifecycle/http-drain';
+import { openEventStream } from './support/event-stream';
 import { createProject, createTask } from './support/fixtures';
 import { engine, startTestApp } from './support/test-app';
 
@@ -70,6 +73,55 @@ describe('graceful shutdown', () => {
     for (const res of answers) expect(((await res.json()) as { total: number }).total).toBe(30);
     await closing;
     await expect(fetch(url)).rejects.toThrow();
+  });
+});
+
+/** Connections a server must not wait for when it closes: one that never sent a request, and a keep-alive one idle after its answer. */
+async function idleConnections(baseUrl: string, port: number): Promise<{ silent: Socket; agent: Agent }> {
+  const silent = connect(port, '127.0.0.1');
+  await new Promise((resolve) => silent.once('connect', resolve));
+  silent.on('error', () => undefined);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  await new Promise<void>((resolve, reject) =>
+    request(`${baseUrl}/health`, { agent }, (res) => (res.resume(), res.once('end', resolve)))
+      .once('error', reject)
+      .end(),
+  );
+  return { silent, agent };
+}
+
+describe('closing with open connections', () => {
+  it('app.close() ends the open event streams and closes idle connections at once, one that never sent a request too', async () => {
+    const t = await startTestApp();
+    const project = await createProject(t);
+    await t.app.listen(0, '127.0.0.1');
+    const { port } = t.app.getHttpServer().address() as AddressInfo;
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const { silent, agent } = await idleConnections(baseUrl, port);
+    const streams = await Promise.all([1, 2].map(() => openEventStream(baseUrl, project.key)));
+    const started = Date.now();
+    await t.close();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await Promise.all(streams.map((stream) => stream.finished))).toEqual(['end', 'end']);
+    silent.destroy();
+    agent.destroy();
+  });
+
+  it('the drain closes a connection that never sent a request after its grace, not at the deadline', async () => {
+    const t = await startTestApp();
+    try {
+      await t.app.listen(0, '127.0.0.1');
+      const { port } = t.app.getHttpServer().address() as AddressInfo;
+      const { silent, agent } = await idleConnections(`http://127.0.0.1:${port}`, port);
+      const closed = new Promise((resolve) => silent.once('close', resolve));
+      const started = Date.now();
+      expect(await t.app.get(HttpDrain).drain(t.app.getHttpServer(), started + 30_000)).toBe(0);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await closed;
+      agent.destroy();
+    } finally {
+      await t.close();
+    }
   });
 });
 

@@ -474,7 +474,7 @@ export interface paths {
     };
     /**
      * The change feed as Server-Sent Events
-     * @description The change feed as Server-Sent Events: the project's events after `Last-Event-ID` (the header an EventSource sends when it reconnects), else after `after`, else from now on; oldest first, then live as they commit (within about 100 ms, whichever instance wrote them). Each message is `id: <sequence>`, `event: <type>` and `data: <the event as JSON, on one line>`; the first is `retry: 2000`, and a `: keep-alive` comment comes every 15 s. The stream ends when the service shuts down: reconnect with Last-Event-ID. An idle stream holds no database connection; a key holds at most 10 streams at once.
+     * @description The change feed as Server-Sent Events: the project's events after `Last-Event-ID` (the header an EventSource sends when it reconnects), else after `after`, else from now on; oldest first, then live as they commit (within about 100 ms, whichever instance wrote them). Each message is `id: <sequence>`, `event: <type>` and `data: <the event as JSON, on one line>`; the first is `retry: 2000`, and a `: keep-alive` comment comes every 15 s. The stream ends when the service shuts down (reconnect with Last-Event-ID), within one keep-alive interval of its key's revocation, and at once for a client that leaves 8 MiB unread. An idle stream holds no database connection; a key holds at most 10 streams at once, counted across the service's instances when they share Redis (REDIS_URL), else on each instance.
      */
     get: operations['streamEvents'];
     put?: never;
@@ -8761,7 +8761,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the key, or the key already holds 10 open streams (rate_limited); see Retry-After */
+      /** @description Over the rate limit of the key, or the key already holds 10 open streams (across instances with REDIS_URL, else on this one) (rate_limited); see Retry-After */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];

@@ -27,6 +27,8 @@ export interface AppConfig {
   eventRetentionDays: number | null;
   /** How often an event stream sends its keep-alive comment (decisions.md section 20: 15 s; shorter in tests). */
   eventStreamKeepAliveMs: number;
+  /** A stream whose client leaves this much unsent is cut off (8 MiB; not set from the environment, smaller in tests). */
+  eventStreamMaxUnreadBytes: number;
   /** A webhook attempt that has not answered 2xx within this is a failed attempt (section 14). */
   webhookTimeoutMs: number;
   /** Delays after each failed attempt, in ms; after the last one the delivery is failed. */
@@ -84,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     idempotencyTtlHours: integer(env, 'IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
     eventRetentionDays: optional(env.EVENT_RETENTION_DAYS) === null ? null : integer(env, 'EVENT_RETENTION_DAYS', 0, 1, 100_000),
     eventStreamKeepAliveMs: integer(env, 'EVENT_STREAM_KEEP_ALIVE_MS', 15_000, 100, 600_000),
+    eventStreamMaxUnreadBytes: 8 * 1024 * 1024,
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000),
     webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
     webhookAllowPrivateUrls: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),

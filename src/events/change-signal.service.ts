@@ -50,15 +50,12 @@ export class ChangeSignal implements OnApplicationBootstrap, OnModuleDestroy {
     let wake!: Wake;
     const changed = new Promise<void>((resolve) => (wake = resolve));
     const timer = setTimeout(() => done(), ms);
-    const waiters = this.waiting.get(projectId) ?? new Set<Wake>();
-    this.waiting.set(projectId, waiters);
+    const stop = this.addWaiter(projectId, () => done());
     const done = () => {
       clearTimeout(timer);
-      waiters.delete(done);
-      if (waiters.size === 0 && this.waiting.get(projectId) === waiters) this.waiting.delete(projectId);
+      stop();
       wake();
     };
-    waiters.add(done);
     return { changed, cancel: done };
   }
 
@@ -68,13 +65,12 @@ export class ChangeSignal implements OnApplicationBootstrap, OnModuleDestroy {
    * project for as long as they are open).
    */
   onChange(projectId: string, wake: Wake): () => void {
-    const waiters = this.waiting.get(projectId) ?? new Set<Wake>();
-    this.waiting.set(projectId, waiters);
-    waiters.add(wake);
-    return () => {
-      waiters.delete(wake);
-      if (waiters.size === 0 && this.waiting.get(projectId) === waiters) this.waiting.delete(projectId);
-    };
+    return this.addWaiter(projectId, wake);
+  }
+
+  /** How many are waiting on the project's changes (tests check that every waiter is removed). */
+  waitersOf(projectId: string): number {
+    return this.waiting.get(projectId)?.size ?? 0;
   }
 
   /**
@@ -84,6 +80,19 @@ export class ChangeSignal implements OnApplicationBootstrap, OnModuleDestroy {
   onDeliveriesQueued(wake: Wake): () => void {
     this.deliveriesQueued.add(wake);
     return () => this.deliveriesQueued.delete(wake);
+  }
+
+  /** Adds a waiter for the project's changes; answers the function that removes it (and the project's set, once empty). */
+  private addWaiter(projectId: string, wake: Wake): () => void {
+    let waiters = this.waiting.get(projectId);
+    if (!waiters) this.waiting.set(projectId, (waiters = new Set()));
+    // Its own function per call, so that the same `wake` added twice is removed once per call.
+    const waiter = () => wake();
+    waiters.add(waiter);
+    return () => {
+      waiters.delete(waiter);
+      if (waiters.size === 0 && this.waiting.get(projectId) === waiters) this.waiting.delete(projectId);
+    };
   }
 
   /** `payload` as ChangeLog sends it (change.ts); `null`: notifications may have been missed, so every waiter looks again. */

@@ -1,4 +1,4 @@
-import { HttpStatus, Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import type { Request, Response } from 'express';
 import type { Caller } from '../auth/caller';
@@ -7,19 +7,22 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma } from '../generated/prisma/client';
 import { HttpDrain } from '../lifecycle/http-drain';
+import { HttpMetrics } from '../metrics/http-metrics';
 import { MetricsRegistry } from '../metrics/metrics-registry';
 import { ChangeSignal } from './change-signal.service';
 import type { EventStreamQueryDto } from './event.dto';
 import { EVENT_JSON } from './event-view.sql';
-import { assertReadableAfter, FeedBounds, feedBoundsSql } from './events.service';
+import { assertReadableAfter, eventsAfterSql, FeedBounds, feedBoundsSql } from './events.service';
+import { InstanceStreamSlots, RedisStreamSlots, Slot, StreamSlots } from './stream-slots';
 import { commentMessage, EVENT_STREAM_HEADERS, eventMessage, RECONNECT_AFTER_MS, retryMessage } from './server-sent-events';
 
-/** Open streams a key may hold at once (decisions.md section 20), counted per instance. */
+/** Open streams a key may hold at once (decisions.md section 20): on each instance, or across them with REDIS_URL. */
 export const STREAMS_PER_KEY = 10;
 /** Events read by one statement, catching up or following. */
 const PAGE = 1000;
-/** A client that leaves this much unread is cut off: it reconnects with its Last-Event-ID and reads on from there. */
-const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
+
+/** How long an ended stream's client has to read what is left before its connection is destroyed. */
+const END_GRACE_MS = 1_000;
 
 /** An event as streams send it: the whole message framed once, shared by every stream that sends it. */
 interface StreamedEvent {
@@ -45,22 +48,27 @@ interface EventRow {
  * instance sees every change), reads the new events once, and hands them to all the streams
  * of the project: a burst of changes costs one read per wake-up, whatever the number of
  * streams. A stream idle between changes holds no database connection, only its socket and a
- * keep-alive timer. On shutdown the HTTP drain ends every stream at once (HttpDrain.holdOpen).
+ * keep-alive timer. On shutdown, and on app.close(), the HTTP drain ends every stream at once
+ * (HttpDrain.holdOpen).
  */
 @Injectable()
-export class EventStreams implements OnModuleDestroy {
+export class EventStreams implements OnApplicationShutdown {
   private readonly logger = new Logger(EventStreams.name);
   private readonly streams = new Set<EventStream>();
-  private readonly openByKey = new Map<string, number>();
+  private readonly slots: StreamSlots;
   private readonly tails = new Map<string, ProjectTail>();
+  /** While streams are open, every keep-alive interval: renews their slots, and looks for keys revoked since (on any instance). */
+  private revocationCheck: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly prisma: PrismaService,
     private readonly signal: ChangeSignal,
     private readonly drain: HttpDrain,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly httpMetrics: HttpMetrics,
     registry: MetricsRegistry,
   ) {
+    this.slots = config.redisUrl ? new RedisStreamSlots(config.redisUrl, config.eventStreamKeepAliveMs) : new InstanceStreamSlots();
     const streams = this.streams;
     new Gauge({
       name: 'event_streams_open',
@@ -80,31 +88,26 @@ export class EventStreams implements OnModuleDestroy {
   async open(caller: Caller, query: EventStreamQueryDto, lastEventId: string | undefined, req: Request, res: Response): Promise<void> {
     const start = lastEventId?.trim() ? { after: parseLastEventId(lastEventId), field: 'Last-Event-ID' } : { after: query.after, field: 'after' };
     const types: ReadonlySet<string> | null = query.types ? new Set(query.types.split(',')) : null;
-    this.takeSlot(caller.keyId);
+    const slot = await this.takeSlot(caller.keyId);
     let started = false;
     try {
       const [bounds] = await this.prisma.sql.$queryRaw<FeedBounds[]>`SELECT ${feedBoundsSql(caller.projectId)}`;
       // Without a position, only what commits from now on.
       const after = start.after ?? Number(bounds.last_sequence);
       assertReadableAfter(after, start.field, bounds);
-      const stream = new EventStream(caller.projectId, after, types, res, this.config.eventStreamKeepAliveMs, this, () =>
-        this.forget(stream, caller.keyId),
-      );
+      const stream = new EventStream(caller.projectId, slot, after, types, res, this.config, this, () => this.forget(stream));
       started = true;
+      this.httpMetrics.untimed(res);
       this.streams.add(stream);
+      this.revocationCheck ??= setInterval(() => this.everyKeepAlive(), this.config.eventStreamKeepAliveMs).unref();
       this.tailOf(caller.projectId, Number(bounds.last_sequence)).streams.add(stream);
       stream.start(req.method === 'HEAD');
       // Ended at once if draining has started, or as soon as it does.
       if (!stream.ended) stream.stopHolding = this.drain.holdOpen(res, () => stream.end());
       if (!stream.ended) void stream.catchUp();
     } finally {
-      if (!started) this.releaseSlot(caller.keyId);
+      if (!started) this.slots.release(slot);
     }
-  }
-
-  /** Without the drain (app.close() alone, as tests do), the server waits for every connection: the streams end first. */
-  onModuleDestroy(): void {
-    for (const stream of [...this.streams]) stream.end();
   }
 
   /**
@@ -112,15 +115,10 @@ export class EventStreams implements OnModuleDestroy {
    * given), with the feed's bounds as the same snapshot saw them.
    */
   async read(projectId: string, after: number, types: ReadonlySet<string> | null): Promise<{ events: StreamedEvent[]; bounds: FeedBounds }> {
-    const ofTypes = types ? Prisma.sql`AND e.type IN (${Prisma.join([...types])})` : Prisma.empty;
     const rows = await this.prisma.sql.$queryRaw<EventRow[]>`
       SELECT b.last_sequence, b.pruned_through, e.sequence::text AS sequence, e.type, e.json
         FROM (SELECT ${feedBoundsSql(projectId)}) b
-        LEFT JOIN LATERAL (
-          SELECT e.sequence, e.type, ${EVENT_JSON}::text AS json FROM events e
-           WHERE e.project_id = ${projectId}::uuid AND e.sequence > ${after} ${ofTypes}
-           ORDER BY e.sequence LIMIT ${PAGE}
-        ) e ON true
+        LEFT JOIN LATERAL (${eventsAfterSql(projectId, after, types, PAGE, Prisma.sql`e.sequence, e.type, ${EVENT_JSON}::text AS json`)}) e ON true
        ORDER BY e.sequence`;
     const events = rows.flatMap((row) => {
       if (row.sequence === null) return [];
@@ -136,15 +134,47 @@ export class EventStreams implements OnModuleDestroy {
     );
   }
 
+  async onApplicationShutdown(): Promise<void> {
+    await this.slots.close();
+  }
+
+  private everyKeepAlive(): void {
+    this.slots.renew([...this.streams].map((stream) => stream.slot));
+    void this.endRevoked();
+  }
+
+  /**
+   * Ends the streams of keys revoked since they opened, within one keep-alive interval
+   * (EVENT_STREAM_KEEP_ALIVE_MS) of the revocation, whichever instance wrote it: one query per
+   * interval and process, for all its streams. A reconnect is then 401, as any request.
+   */
+  private async endRevoked(): Promise<void> {
+    const keyIds = [...new Set([...this.streams].map((stream) => stream.slot.keyId))];
+    if (keyIds.length === 0) return;
+    try {
+      const revoked = await this.prisma.sql.$queryRaw<{ id: string }[]>`
+        SELECT id::text AS id FROM api_keys
+         WHERE id IN (${Prisma.join(keyIds.map((id) => Prisma.sql`${id}::uuid`))}) AND revoked_at IS NOT NULL`;
+      const ids = new Set(revoked.map((key) => key.id));
+      for (const stream of [...this.streams]) if (ids.has(stream.slot.keyId)) stream.end();
+    } catch (error) {
+      this.logger.warn(`Looking for revoked keys of open streams failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
   private tailOf(projectId: string, end: number): ProjectTail {
     let tail = this.tails.get(projectId);
     if (!tail) this.tails.set(projectId, (tail = new ProjectTail(projectId, end, this, this.signal)));
     return tail;
   }
 
-  private forget(stream: EventStream, keyId: string): void {
+  private forget(stream: EventStream): void {
     this.streams.delete(stream);
-    this.releaseSlot(keyId);
+    if (this.streams.size === 0) {
+      clearInterval(this.revocationCheck);
+      this.revocationCheck = undefined;
+    }
+    this.slots.release(stream.slot);
     const tail = this.tails.get(stream.projectId);
     if (tail?.streams.delete(stream) && tail.streams.size === 0) {
       tail.close();
@@ -152,25 +182,17 @@ export class EventStreams implements OnModuleDestroy {
     }
   }
 
-  private takeSlot(keyId: string): void {
-    const open = this.openByKey.get(keyId) ?? 0;
-    if (open >= STREAMS_PER_KEY) {
-      throw new Problem(
-        HttpStatus.TOO_MANY_REQUESTS,
-        'rate_limited',
-        `This key already holds ${STREAMS_PER_KEY} open event streams, the most a key may: close one first`,
-        undefined,
-        {},
-        { 'Retry-After': String(RECONNECT_AFTER_MS / 1000) },
-      );
-    }
-    this.openByKey.set(keyId, open + 1);
-  }
-
-  private releaseSlot(keyId: string): void {
-    const open = (this.openByKey.get(keyId) ?? 1) - 1;
-    if (open > 0) this.openByKey.set(keyId, open);
-    else this.openByKey.delete(keyId);
+  private async takeSlot(keyId: string): Promise<Slot> {
+    const slot = await this.slots.take(keyId, STREAMS_PER_KEY);
+    if (slot) return slot;
+    throw new Problem(
+      HttpStatus.TOO_MANY_REQUESTS,
+      'rate_limited',
+      `This key already holds ${STREAMS_PER_KEY} open event streams, the most a key may: close one first`,
+      undefined,
+      {},
+      { 'Retry-After': String(RECONNECT_AFTER_MS / 1000) },
+    );
   }
 }
 
@@ -191,13 +213,20 @@ class EventStream {
   /** While catching up from the database, the tail's events are left to the catch-up, which reads again if any came. */
   private catchingUp = false;
   private behind = false;
+  /** Every listener and timer the stream adds is removed when it ends (test/event-stream.e2e-spec.ts counts them). */
+  private readonly onClose = () => this.end();
+  /** Resolves the catch-up's wait for 'drain', if it waits. */
+  private wakeWriter: (() => void) | null = null;
+  /** The bytes the socket had sent at the last keep-alive. */
+  private writtenAtKeepAlive = -1;
 
   constructor(
     readonly projectId: string,
+    readonly slot: Slot,
     private position: number,
     private readonly types: ReadonlySet<string> | null,
     private readonly res: Response,
-    private readonly keepAliveMs: number,
+    private readonly config: Pick<AppConfig, 'eventStreamKeepAliveMs' | 'eventStreamMaxUnreadBytes'>,
     private readonly streams: EventStreams,
     private readonly onEnd: () => void,
   ) {}
@@ -205,10 +234,10 @@ class EventStream {
   start(headOnly: boolean): void {
     for (const [name, value] of Object.entries(EVENT_STREAM_HEADERS)) this.res.setHeader(name, value);
     this.res.writeHead(200);
-    this.res.once('close', () => this.end());
+    this.res.once('close', this.onClose);
     if (headOnly || this.res.destroyed) return this.end();
     this.res.write(retryMessage(RECONNECT_AFTER_MS));
-    this.keepAlive = setInterval(() => this.write(commentMessage('keep-alive')), this.keepAliveMs).unref();
+    this.keepAlive = setInterval(() => this.keepingAlive(), this.config.eventStreamKeepAliveMs).unref();
   }
 
   /** Reads and sends what the database has after the position, until a read finds the end. */
@@ -222,13 +251,18 @@ class EventStream {
           if (this.ended) return;
           // Removed by EVENT_RETENTION_DAYS before this stream read them: reconnecting answers 410.
           if (this.position < Number(bounds.pruned_through)) return this.end();
-          for (const event of events) this.send(event);
+          // One event at a time as the client reads: what waits in memory stays near the socket's
+          // buffer size, whatever the size of a page (a stalled client is cut off by the keep-alive).
+          for (const event of events) {
+            this.send(event);
+            await this.writable();
+            if (this.ended) return;
+          }
           if (events.length < PAGE) {
             // Everything up to the end that read saw is covered, also what `types` left out.
             this.position = Math.max(this.position, Number(bounds.last_sequence));
             break;
           }
-          if (this.res.writableNeedDrain) await new Promise((resolve) => (this.res.once('drain', resolve), this.res.once('close', resolve)));
         }
       } while (this.behind && !this.ended);
     } catch (error) {
@@ -251,13 +285,45 @@ class EventStream {
     for (const event of events) if (event.sequence > this.position) this.send(event);
   }
 
-  end(): void {
+  /**
+   * Ends the answer. `cut`: the client is too far behind, and its connection is destroyed
+   * rather than left holding the buffer. Otherwise a client with bytes still unread gets
+   * END_GRACE_MS to read them before the same happens (a shutdown must not wait for it).
+   */
+  end(cut = false): void {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.keepAlive);
+    this.res.off('close', this.onClose);
+    this.wakeWriter?.();
     this.stopHolding();
     this.onEnd();
+    if (cut) return void this.res.destroy();
     this.res.end();
+    if (this.res.writableFinished || this.res.destroyed) return;
+    const cutOff = setTimeout(() => this.res.writableFinished || this.res.destroy(), END_GRACE_MS).unref();
+    this.res.once('close', () => clearTimeout(cutOff));
+  }
+
+  /** Until the client has read what is buffered (or the stream ended): the catch-up sends its next event only then. */
+  private writable(): Promise<void> {
+    if (!this.res.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.wakeWriter = () => {
+        this.res.off('drain', this.wakeWriter!);
+        this.wakeWriter = null;
+        resolve();
+      };
+      this.res.once('drain', this.wakeWriter);
+    });
+  }
+
+  /** The keep-alive comment; a client that has read nothing since the last one while bytes wait for it is cut off. */
+  private keepingAlive(): void {
+    const written = this.res.socket?.bytesWritten ?? 0;
+    if (this.res.writableNeedDrain && written === this.writtenAtKeepAlive) return this.end(true);
+    this.writtenAtKeepAlive = written;
+    this.write(commentMessage('keep-alive'));
   }
 
   private send(event: StreamedEvent): void {
@@ -268,7 +334,8 @@ class EventStream {
   private write(text: string): void {
     if (this.ended) return;
     this.res.write(text);
-    if (this.res.writableLength > MAX_UNREAD_BYTES) this.end();
+    // A client this far behind is cut off (it reconnects with its Last-Event-ID and reads on from there).
+    if (this.res.writableLength > this.config.eventStreamMaxUnreadBytes) this.end(true);
   }
 }
 

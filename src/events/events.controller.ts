@@ -65,8 +65,10 @@ export class EventsController {
    * then live as they commit (within about 100 ms, whichever instance wrote them). Each message
    * is `id: <sequence>`, `event: <type>` and `data: <the event as JSON, on one line>`; the first is
    * `retry: 2000`, and a `: keep-alive` comment comes every 15 s. The stream ends when the service
-   * shuts down: reconnect with Last-Event-ID. An idle stream holds no database connection; a key
-   * holds at most 10 streams at once.
+   * shuts down (reconnect with Last-Event-ID), within one keep-alive interval of its key's
+   * revocation, and at once for a client that leaves 8 MiB unread. An idle stream holds no
+   * database connection; a key holds at most 10 streams at once, counted across the service's
+   * instances when they share Redis (REDIS_URL), else on each instance.
    */
   @Get('stream')
   @ApiHeader({
@@ -89,7 +91,7 @@ export class EventsController {
   })
   @ApiGoneResponse({ description: EXPIRED, type: ProblemDto })
   @ApiTooManyRequestsResponse({
-    description: `Over the rate limit of the key, or the key already holds ${STREAMS_PER_KEY} open streams (rate_limited); see Retry-After`,
+    description: `Over the rate limit of the key, or the key already holds ${STREAMS_PER_KEY} open streams (across instances with REDIS_URL, else on this one) (rate_limited); see Retry-After`,
     type: ProblemDto,
   })
   async streamEvents(

@@ -29,6 +29,19 @@ export function feedBoundsSql(projectId: string): Prisma.Sql {
 }
 
 /**
+ * The feed's one selection of events, which the feed's pages and the stream's reads both use:
+ * `columns` of the project's events after `after` (of `types` only, when given), oldest first,
+ * at most `limit`; `e` names the events table. Served by the (project_id, sequence) key.
+ */
+export function eventsAfterSql(projectId: string, after: number, types: Iterable<string> | null, limit: number, columns: Prisma.Sql): Prisma.Sql {
+  const ofTypes = types ? Prisma.sql`AND e.type IN (${Prisma.join([...types])})` : Prisma.empty;
+  return Prisma.sql`
+    SELECT ${columns} FROM events e
+     WHERE e.project_id = ${projectId}::uuid AND e.sequence > ${after} ${ofTypes}
+     ORDER BY e.sequence LIMIT ${limit}`;
+}
+
+/**
  * A read of the feed after `after` (given as the query parameter or header `field`) is
  * possible: not beyond its end (400, decisions.md section 20: a reader that starts ahead would
  * skip the events up to there), and not before what retention kept (410, section 13).
@@ -86,13 +99,8 @@ export class EventsService {
 
   /** One page of events and the feed's bounds, in one statement. */
   private async read(projectId: string, after: number, limit: number, types: string[] | undefined): Promise<FeedRow> {
-    const ofTypes = types ? Prisma.sql`AND e.type IN (${Prisma.join(types)})` : Prisma.empty;
     const [row] = await this.prisma.sql.$queryRaw<FeedRow[]>`
-      WITH page AS (
-        SELECT e.* FROM events e
-         WHERE e.project_id = ${projectId}::uuid AND e.sequence > ${after} ${ofTypes}
-         ORDER BY e.sequence LIMIT ${limit + 1}
-      ),
+      WITH page AS (${eventsAfterSql(projectId, after, types ?? null, limit + 1, Prisma.sql`e.*`)}),
       shown AS (SELECT * FROM page ORDER BY sequence LIMIT ${limit})
       SELECT (SELECT COALESCE(json_agg(${EVENT_JSON} ORDER BY e.sequence), '[]'::json)::text FROM shown e) AS events,
              (SELECT count(*)::int FROM shown) AS returned,

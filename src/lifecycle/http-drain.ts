@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
 import type { Server, ServerResponse } from 'node:http';
 import { Server as NetServer, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,12 +18,14 @@ const IDLE_GRACE_MS = 1_000;
  * using (decisions.md section 15).
  */
 @Injectable()
-export class HttpDrain {
+export class HttpDrain implements BeforeApplicationShutdown {
   private readonly inFlight = new Set<ServerResponse>();
   private readonly sockets = new Set<Socket>();
   /** Answers that stay open until their client leaves (event streams), and how to end each. */
   private readonly heldOpen = new Map<ServerResponse, () => void>();
   private server: Server | null = null;
+  /** app.close() has begun: an answer that would stay open ends at once. */
+  private closing = false;
 
   constructor(private readonly drainState: DrainState) {
     // Registered first, so it runs before any other module reacts to draining: an answer
@@ -58,7 +60,7 @@ export class HttpDrain {
    * when it ends otherwise.
    */
   holdOpen(res: ServerResponse, end: () => void): () => void {
-    if (this.drainState.isDraining) {
+    if (this.drainState.isDraining || this.closing) {
       end();
       return () => undefined;
     }
@@ -88,7 +90,7 @@ export class HttpDrain {
     NetServer.prototype.close.call(server);
     const closeIdleFrom = Math.min(Date.now() + IDLE_GRACE_MS, cutOffAt);
     while (this.sockets.size > 0 && Date.now() < cutOffAt) {
-      if (Date.now() >= closeIdleFrom) server.closeIdleConnections();
+      if (Date.now() >= closeIdleFrom) this.closeIdleConnections();
       await sleep(10);
     }
     const cut = this.inFlight.size;
@@ -96,11 +98,39 @@ export class HttpDrain {
     return cut;
   }
 
+  /**
+   * app.close() without the drain (as tests do), or after it: Nest's server.close() then waits
+   * for every connection, and would wait for a stream until its client leaves and for a
+   * connection that never sent a request until the headers timeout (60 s). Streams end and idle
+   * connections close now; requests in flight are still answered (middleware closes their connections).
+   */
+  beforeApplicationShutdown(): void {
+    this.closing = true;
+    if (this.server?.listening) NetServer.prototype.close.call(this.server);
+    this.endHeldOpen();
+    this.closeIdleConnections();
+  }
+
   private closeAfterAnswers(): void {
     for (const res of this.inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
     // Streams end now; each connection then closes once its answer is sent (middleware), like any other.
+    this.endHeldOpen();
+  }
+
+  private endHeldOpen(): void {
     const held = [...this.heldOpen.values()];
     this.heldOpen.clear();
     for (const end of held) end();
+  }
+
+  /**
+   * Destroys every connection that carries no answer in flight. Not server.closeIdleConnections():
+   * Node counts a connection that has not sent its first request yet as busy (its headers timeout
+   * runs), so one opened and left silent would hold the server open.
+   */
+  private closeIdleConnections(): void {
+    const busy = new Set<Socket | null>();
+    for (const res of this.inFlight) busy.add(res.socket);
+    for (const socket of this.sockets) if (!busy.has(socket)) socket.destroy();
   }
 }
