@@ -171,7 +171,7 @@ async function replaySprint(session, { projectId, sprint, next, closes }) {
     );
     await session.exec(`UPDATE sprints SET status = 'closed'`);
     await record([...moved.map(({ id }) => ({ task: id, action: 'updated' })), { sprint, action: 'closed' }]);
-    await session.exec(`UPDATE public.sprints p SET report = s.report FROM sprints s WHERE p.id = s.id`);
+    await session.exec(`UPDATE public.sprints p SET report = s.report, closed_tallies = s.closed_tallies FROM sprints s WHERE p.id = s.id`);
   }
   await session.exec('DROP TABLE tasks, sprints');
 }
