@@ -261,6 +261,27 @@ describe('the event stream (GET /api/v1/events/stream)', () => {
     await settled(async () => (await openStreams()) === 0, 'no stream open');
   });
 
+  it('ends the stream of a client that stops reading while it catches up, within two keep-alive intervals, freeing its slot', async () => {
+    const project = await createProject(t, 'Stream stalled catch-up');
+    const description = 'x'.repeat(10_000);
+    for (let i = 0; i < 12; i++) {
+      const tasks = Array.from({ length: 100 }, (_, n) => ({ title: `Big ${i}.${n}`, description }));
+      await project.api.post('/api/v1/tasks/bulk', { tasks }).expect(201);
+    }
+    // The catch-up sends one event at a time as the client reads, so MAX_UNREAD_BYTES never piles up: only the stall rule
+    // ends it. Seen from the server (its open streams): the client's kernel still holds unread bytes, so its socket's
+    // close reaches it only if it ever reads.
+    const req = request(`${baseUrl}/api/v1/events/stream?after=0`, { headers: { Authorization: `Bearer ${project.key}` } });
+    req.on('error', () => undefined);
+    req.on('response', (res) => (res.pause(), res.on('error', () => undefined)));
+    req.end();
+    await settled(async () => (await openStreams()) >= 1, 'the stream is open');
+    const openedAt = Date.now();
+    await settled(async () => (await openStreams()) === 0, 'the stalled stream ended');
+    expect(Date.now() - openedAt).toBeLessThan(KEEP_ALIVE_MS * 3 + 3_000);
+    req.destroy();
+  });
+
   it('leaves no listener behind: after many streams opened and closed, the project has no change waiter and no stream open', async () => {
     const project = await createProject(t, 'Stream cycles');
     const signal = t.app.get(ChangeSignal);

@@ -218,7 +218,7 @@ class EventStream {
   /** Resolves the catch-up's wait for 'drain', if it waits. */
   private wakeWriter: (() => void) | null = null;
   /** The bytes the socket had sent at the last keep-alive. */
-  private writtenAtKeepAlive = -1;
+  private sentAtKeepAlive = -1;
 
   constructor(
     readonly projectId: string,
@@ -320,9 +320,11 @@ class EventStream {
 
   /** The keep-alive comment; a client that has read nothing since the last one while bytes wait for it is cut off. */
   private keepingAlive(): void {
-    const written = this.res.socket?.bytesWritten ?? 0;
-    if (this.res.writableNeedDrain && written === this.writtenAtKeepAlive) return this.end(true);
-    this.writtenAtKeepAlive = written;
+    // Bytes the socket has passed on to the kernel: bytesWritten alone also counts what still waits in its buffer, the keep-alive included.
+    const socket = this.res.socket;
+    const sent = socket ? socket.bytesWritten - socket.writableLength : 0;
+    if (this.res.writableNeedDrain && sent === this.sentAtKeepAlive) return this.end(true);
+    this.sentAtKeepAlive = sent;
     this.write(commentMessage('keep-alive'));
   }
 

@@ -69,7 +69,8 @@ export class RedisStreamSlots implements StreamSlots {
   private readonly leaseMs: number;
 
   constructor(redisUrl: string, renewEveryMs: number) {
-    this.redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    // commandTimeout: an unreachable Redis that drops packets must not hold a stream's opening for seconds.
+    this.redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 500 });
     this.redis.on('error', () => undefined);
     this.leaseMs = renewEveryMs * RedisStreamSlots.LEASE_INTERVALS;
   }
