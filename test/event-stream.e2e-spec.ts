@@ -236,6 +236,15 @@ describe('the event stream (GET /api/v1/events/stream)', () => {
     }
   };
 
+  /** 1 200 tasks of 10 000 characters each: about 12 MB of events, more than the kernel's socket buffers hold. */
+  const createBigTasks = async (project: TestProject) => {
+    const description = 'x'.repeat(10_000);
+    for (let i = 0; i < 12; i++) {
+      const tasks = Array.from({ length: 100 }, (_, n) => ({ title: `Big ${i}.${n}`, description }));
+      await project.api.post('/api/v1/tasks/bulk', { tasks }).expect(201);
+    }
+  };
+
   it('cuts off a client that stops reading once MAX_UNREAD_BYTES wait for it, destroying its connection rather than holding the buffer', async () => {
     const project = await createProject(t, 'Stream slow reader');
     const closed = new Promise<number>((resolve, reject) => {
@@ -251,11 +260,7 @@ describe('the event stream (GET /api/v1/events/stream)', () => {
       req.end();
     });
     await settled(async () => (await openStreams()) >= 1, 'the stream is open');
-    const description = 'x'.repeat(10_000);
-    for (let i = 0; i < 12; i++) {
-      const tasks = Array.from({ length: 100 }, (_, n) => ({ title: `Big ${i}.${n}`, description }));
-      await project.api.post('/api/v1/tasks/bulk', { tasks }).expect(201);
-    }
+    await createBigTasks(project);
     const wroteAt = Date.now();
     expect(await closed).toBeLessThan(wroteAt + 5_000);
     await settled(async () => (await openStreams()) === 0, 'no stream open');
@@ -263,11 +268,7 @@ describe('the event stream (GET /api/v1/events/stream)', () => {
 
   it('ends the stream of a client that stops reading while it catches up, within two keep-alive intervals, freeing its slot', async () => {
     const project = await createProject(t, 'Stream stalled catch-up');
-    const description = 'x'.repeat(10_000);
-    for (let i = 0; i < 12; i++) {
-      const tasks = Array.from({ length: 100 }, (_, n) => ({ title: `Big ${i}.${n}`, description }));
-      await project.api.post('/api/v1/tasks/bulk', { tasks }).expect(201);
-    }
+    await createBigTasks(project);
     // The catch-up sends one event at a time as the client reads, so MAX_UNREAD_BYTES never piles up: only the stall rule
     // ends it. Seen from the server (its open streams): the client's kernel still holds unread bytes, so its socket's
     // close reaches it only if it ever reads.

@@ -1,7 +1,7 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Agent } from 'node:http';
 import type { Response } from 'supertest';
-import { createProject, fromAddress, TestProject } from './support/fixtures';
+import { createProject, fromAddress, fromRandomAddress, TestProject } from './support/fixtures';
 import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
 
 /** Counts the look-ups of keys in `t`'s database while `work` runs. */
@@ -147,8 +147,7 @@ describe('guessing throttled with the counters in Redis (REDIS_URL)', () => {
     const redisUrl = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
     const first = await startTestApp({ rateLimitPerMinute: 3, redisUrl });
     const second = await startTestApp({ rateLimitPerMinute: 3, redisUrl });
-    // An address of this run's own: other runs sharing the Redis server count apart.
-    const agent = fromAddress(`127.${randomInt(1, 255)}.${randomInt(1, 255)}.${randomInt(1, 255)}`);
+    const agent = fromRandomAddress();
     const send = (t: TestApp) => t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${guess()}`);
     try {
       for (let i = 0; i < 3; i++) await send(first).expect(401);

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { Agent } from 'node:http';
 import type { Test } from 'supertest';
 import { ALL_PERMISSIONS, Permission } from '../../src/auth/permissions';
@@ -84,4 +85,12 @@ export const NO_SUCH_ID = '00000000-0000-4000-8000-000000000000';
  */
 export function fromAddress(address: string): Agent {
   return new Agent({ localAddress: address });
+}
+
+/**
+ * An agent from a random address of 127.0.0.0/8: a run's own, so that counters shared with other
+ * runs (a Redis server the other engine's run, or an earlier one, also counts in) count it apart.
+ */
+export function fromRandomAddress(): Agent {
+  return fromAddress(`127.${randomInt(1, 255)}.${randomInt(1, 255)}.${randomInt(1, 255)}`);
 }
