@@ -30,8 +30,8 @@ interface Found {
  * (FOR SHARE, so that a sprint cannot close or go between this check and the write), their
  * assignees and labels, then their parents (FOR SHARE, so that a parent cannot go to the trash):
  * sprints before tasks, as the lock order wants (src/changes/locks.ts). Null and absent
- * references are not checked. Two statements however many bodies: one round trip with the rest
- * of the pipeline. assertReferences checks their answers.
+ * references are not checked. One statement, and a second when a body names a parent, however
+ * many bodies: one round trip with the rest of the pipeline. assertReferences checks their answers.
  */
 export function referenceLocks(projectId: string, bodies: TaskReferences[]): Prisma.Sql[] {
   const wanted = (pick: (body: TaskReferences) => (string | null | undefined)[]) => [
@@ -42,12 +42,14 @@ export function referenceLocks(projectId: string, bodies: TaskReferences[]): Pri
   const labels = wanted((body) => body.labelIds ?? []);
   const parents = wanted((body) => [body.parentId]);
   if (assignees.length + sprints.length + labels.length + parents.length === 0) return [];
-  return [
-    Prisma.sql`
+  const found = Prisma.sql`
       SELECT ARRAY(SELECT id::text FROM memberships WHERE id = ANY(${assignees}::uuid[]) AND project_id = ${projectId}::uuid) AS assignees,
              (SELECT COALESCE(json_object_agg(s.id, s.status), '{}'::json)
                 FROM (${lockSprints(Prisma.sql`s.id = ANY(${sprints}::uuid[]) AND s.project_id = ${projectId}::uuid`, 'FOR SHARE')}) s) AS sprints,
-             ARRAY(SELECT id::text FROM labels WHERE id = ANY(${labels}::uuid[]) AND project_id = ${projectId}::uuid) AS labels`,
+             ARRAY(SELECT id::text FROM labels WHERE id = ANY(${labels}::uuid[]) AND project_id = ${projectId}::uuid) AS labels`;
+  if (parents.length === 0) return [found];
+  return [
+    found,
     lockTasks(
       projectId,
       Prisma.sql`t.id = ANY(${parents}::uuid[]) AND t.deleted_at IS NULL`,
@@ -67,9 +69,9 @@ export function referenceLocks(projectId: string, bodies: TaskReferences[]): Pri
  */
 export function assertReferences(answers: unknown[][], bodies: TaskReferences[], name: FieldName = OWN_NAME): void {
   // No statements: no reference was a UUID, so none names anything here.
-  const [[found], parentRows] = (answers.length > 0 ? answers : [[{ assignees: [], sprints: {}, labels: [] }], []]) as [
+  const [[found], parentRows = []] = (answers.length > 0 ? answers : [[{ assignees: [], sprints: {}, labels: [] }]]) as [
     Found[],
-    { id: string; parentId: string | null }[],
+    { id: string; parentId: string | null }[]?,
   ];
   const parents = new Map(parentRows.map((row) => [row.id, row.parentId]));
 
