@@ -1,0 +1,150 @@
+'use strict';
+// npm run bench:ab -- sides=old,new old=<tree>@<database> new=<tree>@<database> [rows=create,patch] [rounds=5] [duration=6]
+//
+// Two or more builds of the service on one machine, measured in turns: CPU per request of the
+// service process and of its PostgreSQL backends, as run.js measures it. On a shared machine a
+// row's CPU per request moves by 10 % or more from one minute to the next, so comparing two full
+// runs made one after the other says little; here every round measures each side once, the
+// order rotating, and the report gives each side's median over the rounds.
+//
+// A side is a tree (a checkout with node_modules and dist/, e.g. a `git worktree` of an older
+// commit) and a database its own bench seeded (`node bench/run.js --seed-only` in that tree,
+// with DATABASE_URL set, prints the name). Each side is measured with its own tree's rows
+// (scenarios.js) and fixtures, so that a row means what it meant in that commit. Rows write:
+// seed a database per side, again for each comparison. `<side>=<tree>@<database>@NAME:value;...`
+// adds environment variables to that side's service.
+
+const path = require('node:path');
+const { createHash, randomBytes } = require('node:crypto');
+const { Client } = require('pg');
+const { throughput } = require('./load');
+const { startServer, stopAll } = require('./processes');
+const { cpuMeter } = require('./cpu');
+
+const PERMISSIONS = ['tasks:create', 'tasks:edit', 'tasks:delete', 'sprints:manage', 'webhooks:manage'];
+const WARMUP_SECONDS = 2;
+
+function parseArgs(argv) {
+  const values = Object.fromEntries(argv.map((arg) => arg.replace(/^--/, '').split(/=(.*)/s).slice(0, 2)));
+  const server = new URL(process.env.DATABASE_URL ?? 'postgresql://root@127.0.0.1:5432/test');
+  const sides = (values.sides ?? '').split(',').filter(Boolean);
+  if (sides.length < 2) throw new Error('sides=<a>,<b>[,...] and <a>=<tree>@<database> for each (see bench/ab.js)');
+  return {
+    rows: (values.rows ?? 'create,patch,deleteRestore,listDefault').split(','),
+    rounds: Number(values.rounds ?? 5),
+    duration: Number(values.duration ?? 6),
+    connections: Number(values.connections ?? 32),
+    sides: sides.map((name) => {
+      if (!values[name]) throw new Error(`side ${name}: ${name}=<tree>@<database> is missing`);
+      const [tree, database, env = ''] = values[name].split('@');
+      const url = new URL(server);
+      url.pathname = `/${database}`;
+      return {
+        name,
+        tree: path.resolve(tree),
+        databaseUrl: url.toString(),
+        env: Object.fromEntries(
+          env
+            .split(';')
+            .filter(Boolean)
+            .map((pair) => pair.split(/:(.*)/s).slice(0, 2)),
+        ),
+      };
+    }),
+  };
+}
+
+/** A new key for each of the seeded projects the rows use (the seed prints only the big one's), and that tree's rows. */
+async function prepareSide(side, connections) {
+  const client = new Client({ connectionString: side.databaseUrl });
+  await client.connect();
+  try {
+    const session = { query: async (sql, params) => (await client.query(sql, params)).rows };
+    // The seed's projects: the big one first, then the small ones (writer, hooked), by id as seed.js makes them.
+    const projects = await session.query(
+      `SELECT p.id::text AS id FROM projects p ORDER BY (SELECT count(*) FROM tasks t WHERE t.project_id = p.id) DESC, p.id LIMIT 3`,
+    );
+    const withKey = async ({ id }) => {
+      const secret = 'tsk_' + randomBytes(32).toString('base64url');
+      await client.query(
+        `INSERT INTO api_keys (project_id, name, prefix, secret_hash, permissions, created_at) VALUES ($1::uuid, 'Bench A/B key', $2, $3, $4::text[], now())`,
+        [id, secret.slice(0, 12), createHash('sha256').update(secret).digest('hex'), PERMISSIONS],
+      );
+      return { id, key: secret };
+    };
+    const [big, writer, hooked] = [await withKey(projects[0]), await withKey(projects[1]), await withKey(projects[2])];
+    const { readFixtures } = require(path.join(side.tree, 'bench/fixtures.js'));
+    const { scenarios } = require(path.join(side.tree, 'bench/scenarios.js'));
+    // Page 1000, not run.js's 2000: earlier A/B runs may have left tasks in the trash.
+    const fixtures = await readFixtures(session, { big, writer, hooked, deepPage: 1000 });
+    return scenarios({ bigKey: big.key, writerKey: writer.key, hookedKey: hooked.key, fixtures, connections });
+  } finally {
+    await client.end();
+  }
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const log = (message) => process.stderr.write(`[ab ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const measured = new Map();
+  try {
+    for (const side of args.sides) {
+      side.rows = await prepareSide(side, args.connections);
+      side.server = await startServer(side.name, [path.join(side.tree, 'dist/main.js')], {
+        DATABASE_URL: side.databaseUrl,
+        // As run.js starts the service: no 429 under the load, no admin interface.
+        RATE_LIMIT_PER_MINUTE: '10000000',
+        ADMIN_TOKEN: '',
+        ...side.env,
+      });
+      side.meter = await cpuMeter(side.server.pid, side.databaseUrl);
+    }
+    for (let round = 0; round < args.rounds; round++) {
+      for (const row of args.rows) {
+        for (let i = 0; i < args.sides.length; i++) {
+          const side = args.sides[(i + round) % args.sides.length];
+          const scenario = side.rows[row];
+          if (!scenario) throw new Error(`side ${side.name} has no row ${row}`);
+          const options = { connections: scenario.connections ?? args.connections };
+          await throughput(side.server.url, scenario, { ...options, duration: WARMUP_SECONDS });
+          const mark = await side.meter.start();
+          const result = await throughput(side.server.url, scenario, { ...options, duration: args.duration });
+          const cpu = await side.meter.since(mark);
+          const sample = { rps: result.rps, server: cpu.serverMs / result.requests, db: cpu.dbMs / result.requests, errors: result.errors };
+          log(`round ${round + 1}, ${row}, ${side.name}: ${(sample.server + sample.db).toFixed(2)} ms, ${sample.rps.toFixed(0)}/s`);
+          const key = `${row}\n${side.name}`;
+          measured.set(key, [...(measured.get(key) ?? []), sample]);
+        }
+      }
+    }
+  } finally {
+    for (const side of args.sides) await side.meter?.close();
+    await stopAll();
+  }
+  const [first] = args.sides;
+  console.log(
+    `Medians over ${args.rounds} rounds of ${args.duration} s: CPU ms per request (service + database), req/s, and the ratio of the CPU to ${first.name}'s.\n`,
+  );
+  console.log(`| row | ${args.sides.map((side) => side.name).join(' | ')} |`);
+  console.log(`|---|${args.sides.map(() => '---').join('|')}|`);
+  for (const row of args.rows) {
+    const cpuOf = (side) => median(measured.get(`${row}\n${side.name}`).map((s) => s.server + s.db));
+    const cells = args.sides.map((side) => {
+      const samples = measured.get(`${row}\n${side.name}`);
+      const errors = samples.reduce((sum, s) => sum + s.errors, 0);
+      return (
+        `${median(samples.map((s) => s.server)).toFixed(2)} + ${median(samples.map((s) => s.db)).toFixed(2)} ms, ` +
+        `${median(samples.map((s) => s.rps)).toFixed(0)}/s, x${(cpuOf(side) / cpuOf(first)).toFixed(2)}${errors ? `, ${errors} errors` : ''}`
+      );
+    });
+    console.log(`| ${row} | ${cells.join(' | ')} |`);
+  }
+}
+
+main().catch(async (error) => {
+  await stopAll();
+  console.error(error);
+  process.exit(1);
+});
