@@ -5,7 +5,7 @@ import { Prisma } from '../generated/prisma/client';
 import { MetricsRegistry } from '../metrics/metrics-registry';
 import type { LabelDto, MemberDto } from '../projects/project-resources.dto';
 import { LABEL_JSON, MEMBER_JSON } from '../projects/project-resources.sql';
-import { committedSql, sprintLedger } from '../sprints/sprint-ledger.sql';
+import { committedSql, sprintLedgerParts } from '../sprints/sprint-ledger.sql';
 import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import type { SprintDto } from '../sprints/sprint.dto';
 import type { TaskDetailDto } from '../tasks/task.dto';
@@ -27,9 +27,10 @@ import { Change, CHANGE_TIME, CHANGE_TIME_SETTING, ChangeRecord, CHANGES_CHANNEL
  *    committed (or rolled back, returning its numbers): sequences are gap-free and in commit
  *    order, and so are the times, which the write's statements read as CHANGE_TIME.
  * 2. The write's own statements (inserts, updates, deletes), which see the time.
- * 3. The sprint ledger's rows for what the change did to the active sprint's scope, and at a
- *    close the frozen report (src/sprints/sprint-ledger.sql.ts).
- * 4. One statement that writes the rest, numbering from the row the claim updated. It starts
+ * 3. At a sprint's activation or close, the sprint ledger's statements: the scope committed, the
+ *    rows of the tasks the close moves out, the frozen report (src/sprints/sprint-ledger.sql.ts).
+ * 4. One statement that writes the rest, numbering from the row the claim updated (and, but at
+ *    a close, first the ledger's rows for what the change did to the active sprint's scope). It starts
  *    after the writes, so its `data` is built by PostgreSQL from the rows as they are right
  *    after this change, in commit order (a blocker finished by the change before shows here),
  *    with the same JSON definitions as the API's answers (task-view.sql.ts, sprint-view.sql.ts),
@@ -93,8 +94,10 @@ export class ChangeLog {
         RETURNING last_change_at
       )
       SELECT set_config(${CHANGE_TIME_SETTING}, last_change_at::text, true) AS at FROM claimed`;
+    const ledger = sprintLedgerParts(change);
     const writeTheRest = Prisma.sql`
-      WITH numbered AS (
+      WITH ${ledger.ctes ?? Prisma.empty}
+      numbered AS (
         -- The numbers the claim took: this transaction's own update of the row.
         SELECT last_sequence - ${count} AS before FROM event_sequences WHERE project_id = ${change.projectId}::uuid
       ),
@@ -137,8 +140,7 @@ export class ChangeLog {
              )::text AS notified,
              answer.*
         FROM (SELECT ${answerColumns(ids)} FROM views v) answer`;
-    const ledger = sprintLedger(change);
-    const answers = await tx.finish(claim, ...writes, ...ledger, writeTheRest);
+    const answers = await tx.finish(claim, ...writes, ...ledger.before, writeTheRest);
     const [recorded] = answers[answers.length - 1] as Omit<Recorded, 'written'>[];
     tx.afterCommit(() => {
       for (const row of rows) this.appended.inc({ type: `${row.kind}.${row.action}` });

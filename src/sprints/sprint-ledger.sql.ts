@@ -6,8 +6,8 @@ import { Prisma } from '../generated/prisma/client';
 /**
  * The sprint ledger and what reads it (decisions.md section 19).
  *
- * Two tables, written together by one statement in each change's own transaction
- * (ChangeLog.record sends `sprintLedger` after the change's writes):
+ * Two tables, written together in each change's own transaction (ChangeLog.record sends
+ * `sprintLedgerParts` after the change's writes):
  * - `sprint_ledger`, the timeline: for the project's active sprint, the state of each task of its
  *   scope each time that state changes (in the scope or not, estimate, status, title, at the
  *   change's time). At activation one `committed` row per task in the scope; after it one
@@ -24,15 +24,19 @@ import { Prisma } from '../generated/prisma/client';
  */
 
 /**
- * The statements that bring the ledger up to date with `change` (its writes sent before them), or
- * none when the change touches no task and activates and closes no sprint.
+ * The ledger's part of `change` (its writes sent before it): `before`, statements ChangeLog.record
+ * sends after the writes, and `ctes`, CTEs (each followed by a comma) it puts at the head of its
+ * last statement, which then runs them with the rest of the change at no extra statement. Neither
+ * when the change touches no task and activates and closes no sprint.
+ *
+ * What follows the change's tasks goes in `ctes` unless the change closes a sprint: a close's
+ * frozen report (`freezeReport`, a statement of its own) must read the rows they write.
  */
-export function sprintLedger(change: Change): Prisma.Sql[] {
+export function sprintLedgerParts(change: Change): { before: Prisma.Sql[]; ctes: Prisma.Sql | null } {
   const taskIds = change.records.flatMap((record) => ('task' in record ? [record.task] : []));
   const sprintsThat = (action: 'activated' | 'closed') =>
     change.records.flatMap((record) => ('sprint' in record && record.action === action ? [record.sprint] : []));
   const [activated, closed] = [sprintsThat('activated'), sprintsThat('closed')];
-  if (taskIds.length === 0 && activated.length === 0 && closed.length === 0) return [];
   const project = Prisma.sql`${change.projectId}::uuid`;
   // At activation: the scope as it stands, committed.
   const commit =
@@ -54,16 +58,15 @@ export function sprintLedger(change: Change): Prisma.Sql[] {
   // After it: each task of the change whose standing in the active sprint (or the one it closes) moved.
   const follow =
     taskIds.length === 0
-      ? []
-      : [
-          Prisma.sql`
-            WITH tracked AS (
+      ? null
+      : Prisma.sql`
+            ledger_tracked AS (
               -- The project's active sprint, or the one this change closes (its open tasks leave with the close).
               SELECT s.id, s.id = ANY(${closed}::uuid[]) AS closing FROM sprints s
                WHERE s.project_id = ${project} AND (s.status = 'active' OR s.id = ANY(${closed}::uuid[]))
                  AND NOT s.id = ANY(${activated}::uuid[])
             ),
-            state AS (
+            ledger_state AS (
               SELECT tr.id AS sprint_id, x.id AS task_id,
                      COALESCE(t.deleted_at IS NULL AND t.sprint_id = tr.id, false) AS in_scope,
                      tr.closing AND NOT COALESCE(t.deleted_at IS NULL AND t.sprint_id = tr.id, false) AS carried_over,
@@ -71,34 +74,48 @@ export function sprintLedger(change: Change): Prisma.Sql[] {
                      CASE WHEN t.id IS NULL THEN was.estimate ELSE t.estimate END AS estimate,
                      COALESCE(t.status, was.status) AS status, COALESCE(t.title, was.title) AS title,
                      was.in_scope AS was_in, was.estimate AS was_estimate, was.status AS was_status
-                FROM tracked tr
+                FROM ledger_tracked tr
                CROSS JOIN unnest(${taskIds}::uuid[]) AS x(id)
                 LEFT JOIN tasks t ON t.id = x.id AND t.project_id = ${project}
                 LEFT JOIN sprint_scope was ON was.sprint_id = tr.id AND was.task_id = x.id
             ),
-            moved AS (
-              SELECT * FROM state s
+            ledger_moved AS (
+              SELECT * FROM ledger_state s
                WHERE (s.in_scope OR COALESCE(s.was_in, false))
                  AND (s.was_in IS NULL OR s.in_scope <> s.was_in OR s.estimate IS DISTINCT FROM s.was_estimate OR s.status IS DISTINCT FROM s.was_status)
             ),
-            timeline AS (
+            ledger_timeline AS (
               INSERT INTO sprint_ledger (project_id, sprint_id, task_id, kind, in_scope, carried_over, estimate, status, title, at)
               SELECT ${project}, m.sprint_id, m.task_id, 'changed', m.in_scope, m.carried_over, m.estimate, m.status, m.title, ${CHANGE_TIME}
-                FROM moved m
-            )
-            INSERT INTO sprint_scope AS c (sprint_id, task_id, project_id, entered, entered_estimate, in_scope, carried_over, estimate, status, title)
-            SELECT m.sprint_id, m.task_id, ${project}, m.in_scope, CASE WHEN m.in_scope THEN m.estimate END, m.in_scope, m.carried_over,
-                   m.estimate, m.status, m.title
-              FROM moved m
-            ON CONFLICT (sprint_id, task_id) DO UPDATE SET
-              entered = c.entered OR (EXCLUDED.in_scope AND NOT c.in_scope),
-              entered_estimate = CASE WHEN EXCLUDED.in_scope AND NOT c.in_scope THEN EXCLUDED.estimate ELSE c.entered_estimate END,
-              left_estimate = CASE WHEN c.in_scope AND NOT EXCLUDED.in_scope AND NOT EXCLUDED.carried_over THEN EXCLUDED.estimate ELSE c.left_estimate END,
-              reestimated = c.reestimated + CASE WHEN c.in_scope AND EXCLUDED.in_scope THEN COALESCE(EXCLUDED.estimate, 0) - COALESCE(c.estimate, 0) ELSE 0 END,
-              in_scope = EXCLUDED.in_scope, carried_over = EXCLUDED.carried_over,
-              estimate = EXCLUDED.estimate, status = EXCLUDED.status, title = EXCLUDED.title`,
-        ];
-  return [...commit, ...follow, ...closed.map((sprintId) => freezeReport(change.projectId, sprintId))];
+                FROM ledger_moved m
+            ),
+            ledger_scope AS (
+              INSERT INTO sprint_scope AS c (sprint_id, task_id, project_id, entered, entered_estimate, in_scope, carried_over, estimate, status, title)
+              SELECT m.sprint_id, m.task_id, ${project}, m.in_scope, CASE WHEN m.in_scope THEN m.estimate END, m.in_scope, m.carried_over,
+                     m.estimate, m.status, m.title
+                FROM ledger_moved m
+              ON CONFLICT (sprint_id, task_id) DO UPDATE SET
+                entered = c.entered OR (EXCLUDED.in_scope AND NOT c.in_scope),
+                entered_estimate = CASE WHEN EXCLUDED.in_scope AND NOT c.in_scope THEN EXCLUDED.estimate ELSE c.entered_estimate END,
+                left_estimate = CASE WHEN c.in_scope AND NOT EXCLUDED.in_scope AND NOT EXCLUDED.carried_over THEN EXCLUDED.estimate ELSE c.left_estimate END,
+                reestimated = c.reestimated + CASE WHEN c.in_scope AND EXCLUDED.in_scope THEN COALESCE(EXCLUDED.estimate, 0) - COALESCE(c.estimate, 0) ELSE 0 END,
+                in_scope = EXCLUDED.in_scope, carried_over = EXCLUDED.carried_over,
+                estimate = EXCLUDED.estimate, status = EXCLUDED.status, title = EXCLUDED.title
+            ),`;
+  const freeze = closed.map((sprintId) => freezeReport(change.projectId, sprintId));
+  if (follow !== null && closed.length === 0) return { before: commit, ctes: follow };
+  return { before: [...commit, ...(follow === null ? [] : [standalone(follow)]), ...freeze], ctes: null };
+}
+
+/** sprintLedgerParts as statements of their own, in order (bench/sprint-replay.js writes the ledger so). */
+export function sprintLedger(change: Change): Prisma.Sql[] {
+  const { before, ctes } = sprintLedgerParts(change);
+  return ctes === null ? before : [...before, standalone(ctes)];
+}
+
+/** Data-modifying CTEs (each followed by a comma) as a statement: PostgreSQL runs them whether or not the query reads them. */
+function standalone(ctes: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`WITH ${ctes} done AS (SELECT) SELECT NULL`;
 }
 
 /** At a close, after the ledger's rows: the report as it stands at the close, kept for ever; velocity reads its two tallies. */
