@@ -125,18 +125,21 @@ async function main() {
   }
   const [first] = args.sides;
   console.log(
-    `Medians over ${args.rounds} rounds of ${args.duration} s: CPU ms per request (service + database), req/s, and the ratio of the CPU to ${first.name}'s.\n`,
+    `Medians over ${args.rounds} rounds of ${args.duration} s: CPU ms per request (service + database), req/s, and the median of the rounds' ratios of the CPU to ${first.name}'s.\n`,
   );
   console.log(`| row | ${args.sides.map((side) => side.name).join(' | ')} |`);
   console.log(`|---|${args.sides.map(() => '---').join('|')}|`);
   for (const row of args.rows) {
-    const cpuOf = (side) => median(measured.get(`${row}\n${side.name}`).map((s) => s.server + s.db));
+    // The ratio in each round (the sides measured within a minute of each other), then its median:
+    // the machine's drift over the run cancels out.
+    const totals = (side) => measured.get(`${row}\n${side.name}`).map((s) => s.server + s.db);
+    const ratioTo = (side) => median(totals(side).map((total, round) => total / totals(first)[round]));
     const cells = args.sides.map((side) => {
       const samples = measured.get(`${row}\n${side.name}`);
       const errors = samples.reduce((sum, s) => sum + s.errors, 0);
       return (
         `${median(samples.map((s) => s.server)).toFixed(2)} + ${median(samples.map((s) => s.db)).toFixed(2)} ms, ` +
-        `${median(samples.map((s) => s.rps)).toFixed(0)}/s, x${(cpuOf(side) / cpuOf(first)).toFixed(2)}${errors ? `, ${errors} errors` : ''}`
+        `${median(samples.map((s) => s.rps)).toFixed(0)}/s, x${ratioTo(side).toFixed(2)}${errors ? `, ${errors} errors` : ''}`
       );
     });
     console.log(`| ${row} | ${cells.join(' | ')} |`);
