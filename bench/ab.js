@@ -15,13 +15,12 @@
 // adds environment variables to that side's service.
 
 const path = require('node:path');
-const { createHash, randomBytes } = require('node:crypto');
 const { Client } = require('pg');
 const { throughput } = require('./load');
 const { startServer, stopAll } = require('./processes');
 const { cpuMeter } = require('./cpu');
+const { newApiKey, PERMISSIONS } = require('./seed');
 
-const PERMISSIONS = ['tasks:create', 'tasks:edit', 'tasks:delete', 'sprints:manage', 'webhooks:manage'];
 const WARMUP_SECONDS = 2;
 
 function parseArgs(argv) {
@@ -65,12 +64,12 @@ async function prepareSide(side, connections) {
       `SELECT p.id::text AS id FROM projects p ORDER BY (SELECT count(*) FROM tasks t WHERE t.project_id = p.id) DESC, p.id LIMIT 3`,
     );
     const withKey = async ({ id }) => {
-      const secret = 'tsk_' + randomBytes(32).toString('base64url');
+      const key = newApiKey();
       await client.query(
         `INSERT INTO api_keys (project_id, name, prefix, secret_hash, permissions, created_at) VALUES ($1::uuid, 'Bench A/B key', $2, $3, $4::text[], now())`,
-        [id, secret.slice(0, 12), createHash('sha256').update(secret).digest('hex'), PERMISSIONS],
+        [id, key.prefix, key.secretHash, PERMISSIONS],
       );
-      return { id, key: secret };
+      return { id, key: key.secret };
     };
     const [big, writer, hooked] = [await withKey(projects[0]), await withKey(projects[1]), await withKey(projects[2])];
     const { readFixtures } = require(path.join(side.tree, 'bench/fixtures.js'));

@@ -297,4 +297,4 @@ COMMIT;`);
   return projects;
 }
 
-module.exports = { seed, SEARCH_WORD, ACTIVE_SPRINT };
+module.exports = { seed, newApiKey, PERMISSIONS, SEARCH_WORD, ACTIVE_SPRINT };
