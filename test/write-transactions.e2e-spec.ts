@@ -47,6 +47,32 @@ describe('write transactions', () => {
     expect(await stored()).toEqual([]);
   });
 
+  // BEGIN goes out with a write's first statements (database-engine.ts): they are inside the transaction.
+  it('runs a write whose first statements are its last ones as one transaction: one failing leaves nothing', async () => {
+    const write = t.prisma.write((tx) => tx.finish(insert(1), insert(2), insert(1)));
+    await expect(write).rejects.toMatchObject({ code: '23505' });
+    expect(await stored()).toEqual([]);
+  });
+
+  it('runs a write’s first statement inside its transaction, on generic plans', async () => {
+    type Xid = { xid: string | null; mode?: string };
+    const [[first], [second]] = await t.prisma.write(async (tx) => [
+      await tx.$queryRaw<Xid[]>`SELECT pg_current_xact_id()::text AS xid, current_setting('plan_cache_mode') AS mode`,
+      // Outside a transaction block this would be a transaction of its own, with no id yet.
+      await tx.$queryRaw<Xid[]>`SELECT pg_current_xact_id_if_assigned()::text AS xid`,
+    ]);
+    expect(second.xid).toBe(first.xid);
+    expect(first.mode).toBe('force_generic_plan');
+  });
+
+  it('answers a write that sends no statement, and one that throws before sending any, and goes on serving writes', async () => {
+    await expect(t.prisma.write(() => Promise.resolve('nothing to write'))).resolves.toBe('nothing to write');
+    await expect(t.prisma.write(() => Promise.reject(new Error('refused before any statement')))).rejects.toThrow('refused before any statement');
+    // More writes than the pool has connections, each committed on its own.
+    for (let id = 1; id <= 12; id++) await t.prisma.write((tx) => tx.finish(insert(id)));
+    expect(await stored()).toHaveLength(12);
+  });
+
   it('runs no statement after the last ones: it fails, and what the write did stays committed', async () => {
     const write = t.prisma.write(async (tx) => {
       await tx.finish(insert(1));
