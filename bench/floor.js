@@ -379,21 +379,36 @@ async function openDatabase(env) {
       async transaction(work) {
         const client = await pool.connect();
         let committed = false;
+        let begun = false;
+        // As the service sends them (src/database/database-engine.ts): BEGIN with the first
+        // statements, and each batch in one socket write.
+        const send = async (statements, commit) => {
+          const skip = begun ? 0 : 1;
+          client.connection.stream.cork();
+          let sent;
+          try {
+            sent = [...(begun ? [] : [client.query('BEGIN')]), ...statements.map((statement) => client.query(statement))];
+            if (commit) sent.push(client.query('COMMIT'));
+          } finally {
+            client.connection.stream.uncork();
+          }
+          begun = true;
+          const answers = await Promise.all(sent);
+          if (commit && answers.pop().command !== 'COMMIT') throw new Error('rolled back');
+          return answers.slice(skip);
+        };
         try {
-          await client.query('BEGIN');
           const result = await work({
-            query: async (statement) => (await client.query(statement)).rows,
+            query: async (statement) => (await send([statement], false))[0].rows,
             async finish(statements) {
               committed = true;
-              const answers = await Promise.all([...statements.map((statement) => client.query(statement)), client.query('COMMIT')]);
-              if (answers.pop().command !== 'COMMIT') throw new Error('rolled back');
-              return answers.map((answer) => answer.rows);
+              return (await send(statements, true)).map((answer) => answer.rows);
             },
           });
-          if (!committed) await client.query('COMMIT');
+          if (!committed && begun) await client.query('COMMIT');
           return result;
         } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          if (begun) await client.query('ROLLBACK').catch(() => undefined);
           throw error;
         } finally {
           client.release();
