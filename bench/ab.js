@@ -1,5 +1,5 @@
 'use strict';
-// npm run bench:ab -- sides=old,new old=<tree>@<database> new=<tree>@<database> [rows=create,patch] [rounds=5] [duration=6]
+// npm run bench:ab -- sides=old,new old=<tree>@<database> new=<tree>@<database> [rows=create,patch] [rounds=5] [duration=6] [together=1]
 //
 // Two or more builds of the service on one machine, measured in turns: CPU per request of the
 // service process and of its PostgreSQL backends, as run.js measures it. On a shared machine a
@@ -31,6 +31,7 @@ function parseArgs(argv) {
   return {
     rows: (values.rows ?? 'create,patch,deleteRestore,listDefault').split(','),
     rounds: Number(values.rounds ?? 5),
+    together: values.together === '1',
     duration: Number(values.duration ?? 6),
     connections: Number(values.connections ?? 32),
     sides: sides.map((name) => {
@@ -82,6 +83,28 @@ async function prepareSide(side, connections) {
   }
 }
 
+/** One row on `sides` at once (warm-up, then measured): each side's CPU per request and req/s. */
+async function measure(sides, row, args) {
+  const runAll = (duration) =>
+    Promise.all(
+      sides.map((side) => {
+        const scenario = side.rows[row];
+        if (!scenario) throw new Error(`side ${side.name} has no row ${row}`);
+        return throughput(side.server.url, scenario, { connections: scenario.connections ?? args.connections, duration });
+      }),
+    );
+  await runAll(WARMUP_SECONDS);
+  const marks = await Promise.all(sides.map((side) => side.meter.start()));
+  const results = await runAll(args.duration);
+  const cpus = await Promise.all(sides.map((side, i) => side.meter.since(marks[i])));
+  return results.map((result, i) => ({
+    rps: result.rps,
+    server: cpus[i].serverMs / result.requests,
+    db: cpus[i].dbMs / result.requests,
+    errors: result.errors,
+  }));
+}
+
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const log = (message) => process.stderr.write(`[ab ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
@@ -102,19 +125,18 @@ async function main() {
     }
     for (let round = 0; round < args.rounds; round++) {
       for (const row of args.rows) {
-        for (let i = 0; i < args.sides.length; i++) {
-          const side = args.sides[(i + round) % args.sides.length];
-          const scenario = side.rows[row];
-          if (!scenario) throw new Error(`side ${side.name} has no row ${row}`);
-          const options = { connections: scenario.connections ?? args.connections };
-          await throughput(side.server.url, scenario, { ...options, duration: WARMUP_SECONDS });
-          const mark = await side.meter.start();
-          const result = await throughput(side.server.url, scenario, { ...options, duration: args.duration });
-          const cpu = await side.meter.since(mark);
-          const sample = { rps: result.rps, server: cpu.serverMs / result.requests, db: cpu.dbMs / result.requests, errors: result.errors };
-          log(`round ${round + 1}, ${row}, ${side.name}: ${(sample.server + sample.db).toFixed(2)} ms, ${sample.rps.toFixed(0)}/s`);
-          const key = `${row}\n${side.name}`;
-          measured.set(key, [...(measured.get(key) ?? []), sample]);
+        // In turns, the order rotating; or (together=1) all sides at once, under the same load
+        // from the rest of the machine.
+        const order = args.sides.map((_, i) => args.sides[(i + round) % args.sides.length]);
+        const batches = args.together ? [order] : order.map((side) => [side]);
+        for (const batch of batches) {
+          const samples = await measure(batch, row, args);
+          batch.forEach((side, i) => {
+            const sample = samples[i];
+            log(`round ${round + 1}, ${row}, ${side.name}: ${(sample.server + sample.db).toFixed(2)} ms, ${sample.rps.toFixed(0)}/s`);
+            const key = `${row}\n${side.name}`;
+            measured.set(key, [...(measured.get(key) ?? []), sample]);
+          });
         }
       }
     }
@@ -124,7 +146,7 @@ async function main() {
   }
   const [first] = args.sides;
   console.log(
-    `Medians over ${args.rounds} rounds of ${args.duration} s: CPU ms per request (service + database), req/s, and the median of the rounds' ratios of the CPU to ${first.name}'s.\n`,
+    `Medians over ${args.rounds} rounds of ${args.duration} s${args.together ? ' (the sides at once)' : ''}: CPU ms per request (service + database), req/s, and the median of the rounds' ratios of the CPU to ${first.name}'s.\n`,
   );
   console.log(`| row | ${args.sides.map((side) => side.name).join(' | ')} |`);
   console.log(`|---|${args.sides.map(() => '---').join('|')}|`);
