@@ -106,26 +106,32 @@ export class TasksService {
   async update(caller: Caller, taskId: string, dto: UpdateTaskDto, ifMatch?: string): Promise<TaskResponseDto> {
     const { projectId } = caller;
     if (!isUuid(taskId)) throw notFound('Task');
-    const requested: Partial<PatchableTaskFields> = { ...sentFields(TASK_FIELDS, dto), ...(dto.labelIds && { labelIds: labelSet(dto.labelIds) }) };
+    const fields: Partial<LockedTask> = sentFields(TASK_FIELDS, dto);
+    const labelIds = dto.labelIds && labelSet(dto.labelIds);
+    const named = [{ ...fields, labelIds }];
     const task = await this.prisma.write(async (tx) => {
-      const references = referenceLocks(projectId, [requested]);
-      const answers = await tx.pipeline(...references, lockLiveTask(projectId, taskId), labelsOf(taskId));
-      const [[locked], labels] = answers.slice(references.length) as [Omit<PatchableTaskFields, 'labelIds'>[], { id: string }[]];
+      const references = referenceLocks(projectId, named);
+      // The task's labels only when the body sets them: nothing else compares them.
+      const answers = await tx.pipeline(...references, lockLiveTask(projectId, taskId), ...(labelIds ? [labelsOf(taskId)] : []));
+      const [[locked], labels] = answers.slice(references.length) as [LockedTask[], { id: string }[] | undefined];
       if (!locked) throw notFound('Task');
       await assertIfMatch(ifMatch, async () => ({ task: await this.reader.detail(projectId, taskId, tx) }));
-      assertReferences(answers.slice(0, references.length), [requested]);
-      const current: PatchableTaskFields = { ...locked, labelIds: labels.map((label) => label.id) };
-      const changes = changesBetween(current, requested);
+      assertReferences(answers.slice(0, references.length), named);
+      // In the body's order, labelIds last (as sentFields, then labelSet, give them).
+      const changes = [
+        ...changesBetween(locked, fields),
+        ...(labelIds && labels ? changesBetween({ labelIds: labels.map((label) => label.id) }, { labelIds }) : []),
+      ];
       if (changes.length === 0) return this.reader.detail(projectId, taskId, tx);
-      const next: PatchableTaskFields = { ...current, ...requested };
+      const next: LockedTask = { ...locked, ...fields };
       const written = TASK_SQL.writing(TASK_WRITABLE.patchable);
       const recorded = await this.changes.record(
         tx,
         { projectId, actor: caller.actor, records: [{ task: taskId, action: 'updated', changes }] },
         Prisma.sql`
-          UPDATE tasks SET (${written.columns}, completed_at, updated_at) = (${written.values(next)}, ${completedAt(next.status, current.status)}, ${CHANGE_TIME})
+          UPDATE tasks SET (${written.columns}, completed_at, updated_at) = (${written.values(next)}, ${completedAt(next.status, locked.status)}, ${CHANGE_TIME})
            WHERE id = ${taskId}::uuid AND project_id = ${projectId}::uuid`,
-        ...(requested.labelIds ? [replaceLabels(projectId, taskId, requested.labelIds)] : []),
+        ...(labelIds ? [replaceLabels(projectId, taskId, labelIds)] : []),
       );
       return recorded.tasks[taskId];
     });
@@ -155,6 +161,9 @@ export class TasksService {
     });
   }
 }
+
+/** The fields a PATCH may change but labelIds, which labelsOf reads after the lock: what lockLiveTask answers. */
+type LockedTask = Omit<PatchableTaskFields, 'labelIds'>;
 
 /**
  * A live task of the project, locked for an update (src/changes/locks.ts): the fields a PATCH
