@@ -43,7 +43,9 @@ const ROWS = [
  * The create and patch rows of the last full run on PostgreSQL before issue 26 (bench/results/postgresql.md
  * of 2026-11-24, 100 000 tasks): issue 26 asks that the writes with the sprint ledger (and ranks)
  * stay within 10 % of them. Its patch changed title and priority; the row now changes the estimate
- * too, so that the ledger is written.
+ * too, so that the ledger is written. Shown for reference only: that run was made on another
+ * machine, and a run here moves by 10 % from one minute to the next; the budget is checked with
+ * both builds side by side (npm run bench:ab, results/postgresql-same-machine-ab.md).
  */
 const BEFORE_LEDGER = {
   date: '2026-11-24',
@@ -57,7 +59,7 @@ const PAIRS = new Set(['deleteRestore', 'patchList', 'patchListFiltered']);
 const totalCpu = (x) => (x && x.serverCpuMs !== null && x.serverCpuMs !== undefined ? x.serverCpuMs + (x.dbCpuMs ?? 0) : NaN);
 
 /** The targets of the issues (13, 14, 15, 17, 26 and the list performance issue), evaluated on this run's numbers. */
-function targets(engine, r, quick) {
+function targets(engine, r) {
   const ratio = (svc, floor) => (svc && floor ? svc.rps / floor.rps : NaN);
   const clean = (...results) => results.every((x) => x && x.errors === 0);
   // `known`: whether the row(s) behind `measured` ran at all.
@@ -131,17 +133,17 @@ function targets(engine, r, quick) {
     const before = BEFORE_LEDGER[key];
     list.push(
       check(
-        `PostgreSQL: ${r.names[key]} with the ledger >= 0.9 x the req/s of the full run of ${BEFORE_LEDGER.date} (${before.rps}); full run only`,
+        `PostgreSQL: ${r.names[key]} with the ledger against the req/s of the full run of ${BEFORE_LEDGER.date} (${before.rps}, another machine; the budget is checked by bench:ab)`,
         `${num(now?.rps / before.rps, 2)} x`,
         now?.rps / before.rps >= 0.9,
-        pg && !quick,
+        false,
         clean(now),
       ),
       check(
-        `PostgreSQL: ${r.names[key]} with the ledger <= 1.1 x the CPU per request of the full run of ${BEFORE_LEDGER.date} (${before.cpuMs} ms); full run only`,
+        `PostgreSQL: ${r.names[key]} with the ledger against the CPU per request of the full run of ${BEFORE_LEDGER.date} (${before.cpuMs} ms, another machine; the budget, <= 1.1 x, is checked by bench:ab)`,
         `${num(totalCpu(now) / before.cpuMs, 2)} x`,
         totalCpu(now) / before.cpuMs <= 1.1,
-        pg && !quick,
+        false,
         clean(now),
         Number.isFinite(totalCpu(now)),
       ),
@@ -432,7 +434,7 @@ function render(run) {
   lines.push(
     table(
       ['target', 'measured', 'result'],
-      targets(engine, r, quick).map((t) => [t.name, t.measured, t.result]),
+      targets(engine, r).map((t) => [t.name, t.measured, t.result]),
     ),
   );
   const failures = Object.entries(r.service)
