@@ -35,8 +35,9 @@ export interface DatabaseEngine {
    * Runs `work` in one transaction on one connection: committed when it resolves, rolled back
    * when it throws. Unless its last statements were sent with the COMMIT
    * (DriverTransaction.pipeline): the transaction then ends with them, committed or not, and
-   * `work` sends nothing after them. Resolves only if the transaction committed. BEGIN goes out
-   * with the first statements; a `work` that sends none opens no transaction.
+   * `work` sends nothing after them. Resolves only if the transaction committed. On PostgreSQL,
+   * BEGIN goes out with the first statements, which must only lock and read unless they end the
+   * transaction; a `work` that sends none opens no transaction there.
    */
   transaction<T>(work: (tx: DriverTransaction) => Promise<T>): Promise<T>;
   /**
@@ -231,19 +232,22 @@ function openPostgres(connectionString: string): DatabaseEngine {
       const sendCommit = async () => (await client.query('COMMIT')).command;
       const ending = new TransactionEnd();
       // BEGIN goes out in the same write as the work's first statements and is answered with
-      // them: no round trip of its own. It fails only where they fail too: on a lost connection
-      // (the pool never hands out one inside a transaction: a failed ROLLBACK discards it).
-      let begun = false;
+      // them: no round trip of its own. Should it fail (a cancel request landing on it), those
+      // statements run outside any transaction, so they must only lock and read, as every
+      // write's first statements do (docs/locking.md); a first batch that ends the transaction
+      // writes, and waits for BEGIN's answer instead. Once BEGIN has failed, nothing follows it.
+      let begin: Promise<unknown> | null = null;
       // The pool's connections are in pg's pipeline mode: each query goes out when it is made,
       // without waiting for the answer to the one before, and PostgreSQL runs them in order. A
       // failed statement aborts the transaction; the statements after it fail too, and a COMMIT
       // sent with them ends it as a ROLLBACK.
       const pipeline: DriverTransaction['pipeline'] = (statements, { commit }) =>
         ending.whileOpen(async () => {
-          const first = begun ? 0 : 1;
+          if (begin === null && commit) begin = client.query(BEGIN_WRITE);
+          if (begin !== null) await begin;
+          const first = begin === null ? 1 : 0;
           const sent = inOneWrite(client, () => {
-            const batch: Promise<unknown>[] = begun ? [] : [client.query(BEGIN_WRITE)];
-            begun = true;
+            const batch: Promise<unknown>[] = begin === null ? [(begin = client.query(BEGIN_WRITE))] : [];
             batch.push(...statements.map(({ text, values }) => send(text, values)));
             if (commit) batch.push(ending.commit(sendCommit));
             return batch;
@@ -255,13 +259,16 @@ function openPostgres(connectionString: string): DatabaseEngine {
           query: async (text, values) => (await pipeline([{ text, values }], { commit: false }))[0],
           pipeline,
         });
-        if (begun && !ending.committed) await ending.commit(sendCommit);
+        if (begin !== null && !ending.committed) {
+          await begin;
+          await ending.commit(sendCommit);
+        }
         ending.settle();
         return result;
       } catch (error) {
         // A connection that cannot even roll back is given up, not handed to the next request.
         // (After a pipelined COMMIT, the transaction is already over: ROLLBACK only warns.)
-        if (begun) await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError));
+        if (begin !== null) await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError));
         throw error;
       } finally {
         client.off('error', lost);
