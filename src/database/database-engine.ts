@@ -114,7 +114,7 @@ const OVERDUE_TABLES = `
  * Runs `send`, which hands statements to `client`, with the connection's socket corked: pg
  * writes each statement's messages with a system call of its own (and PostgreSQL may wake for
  * each); corked, they leave in one. With BEGIN sent with the first statements, a patch makes 3
- * socket writes to the database where it made 8 (strace, 2026-11-27).
+ * socket writes to the database where it made 8.
  */
 function inOneWrite<T>(client: Client, send: () => T): T {
   const socket = client.connection.stream;

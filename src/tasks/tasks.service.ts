@@ -117,7 +117,7 @@ export class TasksService {
       if (!locked) throw notFound('Task');
       await assertIfMatch(ifMatch, async () => ({ task: await this.reader.detail(projectId, taskId, tx) }));
       assertReferences(answers.slice(0, references.length), named);
-      // In the body's order, labelIds last (as sentFields, then labelSet, give them).
+      // The fields in TASK_FIELDS' order, then labelIds: the history entry's order before labels were read apart.
       const changes = [
         ...changesBetween(locked, fields),
         ...(labelIds && labels ? changesBetween({ labelIds: labels.map((label) => label.id) }, { labelIds }) : []),
