@@ -5,7 +5,8 @@
 // service process and of its PostgreSQL backends, as run.js measures it. On a shared machine a
 // row's CPU per request moves by 10 % or more from one minute to the next, so comparing two full
 // runs made one after the other says little; here every round measures each side once, the
-// order rotating, and the report gives each side's median over the rounds.
+// order rotating (or, with together=1, all sides at once), and the report gives each side's
+// median over the rounds.
 //
 // A side is a tree (a checkout with node_modules and dist/, e.g. a `git worktree` of an older
 // commit) and a database its own bench seeded (`node bench/run.js --seed-only` in that tree,

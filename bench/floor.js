@@ -381,7 +381,8 @@ async function openDatabase(env) {
         let committed = false;
         let begun = false;
         // As the service sends them (src/database/database-engine.ts): BEGIN with the first
-        // statements, and each batch in one socket write.
+        // statements, and each batch in one socket write. (The service waits for BEGIN's answer
+        // before a first batch that commits; the floor, a lower bound, does not.)
         const send = async (statements, commit) => {
           const skip = begun ? 0 : 1;
           client.connection.stream.cork();
