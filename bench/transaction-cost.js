@@ -6,7 +6,7 @@
 // (DatabaseEngine.transaction, which PrismaService.write uses). The same work both ways: the
 // statements of a create as bench/floor.js runs them (references, event numbers, task and
 // labels, sprint ledger, history + event + outbox + the task's JSON), on a small seeded project. This is the
-// measured reason the service's writes go around Prisma (README, Performance).
+// measured reason the service's writes go around Prisma (bench/results/log.md, "What each change bought").
 //
 // One process, one transaction at a time, so the CPU time per transaction is the client's own
 // work (on PGlite the database's too, which runs in this process). Run it on each engine:
