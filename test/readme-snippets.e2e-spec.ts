@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process';
@@ -7,15 +7,29 @@ import { ADMIN_TOKEN, engine } from './support/test-app';
 
 const ROOT = path.join(__dirname, '..');
 
-/** The README's blocks marked ```sh runnable or ```ts runnable, in order, with the heading they stand under. */
-function runnableBlocks(): { language: 'sh' | 'ts'; heading: string; code: string }[] {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const blocks = [];
-  let heading = '';
-  for (const part of readme.split(/^(```[^\n]*\n[\s\S]*?^```$)/m)) {
-    const fence = /^```(sh|ts) runnable\n([\s\S]*?)^```$/m.exec(part);
-    if (fence) blocks.push({ language: fence[1] as 'sh' | 'ts', heading, code: fence[2] });
-    else if (!part.startsWith('```')) heading = [...part.matchAll(/^#+ (.+)$/gm)].at(-1)?.[1] ?? heading;
+/** The pages whose snippets run, in this order: the README, then the pages of docs/ by file name (docs/spec/ is the contract, not ours). */
+function pages(): string[] {
+  const docs = readdirSync(path.join(ROOT, 'docs')).filter((name) => name.endsWith('.md'));
+  return ['README.md', ...docs.sort().map((name) => `docs/${name}`)];
+}
+
+interface Block {
+  file: string;
+  language: 'sh' | 'ts';
+  heading: string;
+  code: string;
+}
+
+/** The blocks marked ```sh runnable or ```ts runnable, page by page in order, with the heading each stands under. */
+function runnableBlocks(): Block[] {
+  const blocks: Block[] = [];
+  for (const file of pages()) {
+    let heading = '';
+    for (const part of readFileSync(path.join(ROOT, file), 'utf8').split(/^(```[^\n]*\n[\s\S]*?^```$)/m)) {
+      const fence = /^```(sh|ts) runnable\n([\s\S]*?)^```$/m.exec(part);
+      if (fence) blocks.push({ file, language: fence[1] as 'sh' | 'ts', heading, code: fence[2] });
+      else if (!part.startsWith('```')) heading = [...part.matchAll(/^#+ (.+)$/gm)].at(-1)?.[1] ?? heading;
+    }
   }
   return blocks;
 }
@@ -24,10 +38,12 @@ function runnableBlocks(): { language: 'sh' | 'ts'; heading: string; code: strin
 // wrong body, an undefined id or no key gets these.
 const FAILURES = [400, 401, 403, 404, 415, 500, 503];
 
-// The README's snippets, run as a reader runs them: against the built server (`npm start`), its
-// demo key in TASKS_API_KEY and its ADMIN_TOKEN in the shell, `localhost:3000` being this server's
-// address. Embedded database only: the snippets test the README, not the database engine.
-(engine === 'pglite' ? describe : describe.skip)('README snippets', () => {
+// The snippets of the README and of docs/, run as a reader runs them: against the built server
+// (`npm start`), its demo key in TASKS_API_KEY and its ADMIN_TOKEN in the shell, `localhost:3000`
+// being this server's address. Each block runs in a fresh shell, so none can lean on a variable an
+// earlier block set; they share only the server's data. Embedded database only: the snippets test
+// the documentation, not the database engine.
+(engine === 'pglite' ? describe : describe.skip)('README and docs snippets', () => {
   let server: ServerProcess;
   let env: Record<string, string>;
   beforeAll(async () => {
@@ -42,28 +58,29 @@ const FAILURES = [400, 401, 403, 404, 415, 500, 503];
   const here = (code: string) => code.replaceAll('localhost:3000', new URL(server.baseUrl).host);
 
   it('marks the snippets of every section that has one to run', () => {
-    expect(blocks.filter((block) => block.language === 'ts')).toHaveLength(1);
-    expect(new Set(blocks.map((block) => block.heading))).toEqual(
-      new Set([
-        'Two commands',
-        'The OpenAPI document and the typed client',
-        'Keys and the admin interface',
-        'Planning a sprint',
-        'Retrying safely',
-        'The change feed',
-      ]),
-    );
+    // Stated, not derived: a fence spelled otherwise (```bash) or a section moved without its
+    // snippet fails here instead of silently running less.
+    expect(blocks.map((block) => [block.file, block.language, block.heading])).toEqual([
+      ['README.md', 'sh', 'Two commands'],
+      ['README.md', 'ts', 'The OpenAPI document and the typed client'],
+      ['README.md', 'sh', 'Keys and the admin interface'],
+      ['README.md', 'sh', 'Planning a sprint'],
+      ['README.md', 'sh', 'Retrying safely'],
+      ['README.md', 'sh', 'Retrying safely'],
+      ['README.md', 'sh', 'Retrying safely'],
+      ['README.md', 'sh', 'The change feed'],
+    ]);
   });
 
-  it.each(blocks.map((block, index) => [index + 1, block.language, block.heading, block] as const))(
-    'runs block %i (%s) under "%s" as written',
-    async (_index, language, _heading, block) => {
+  it.each(blocks.map((block, index) => [index + 1, block.language, block.file, block.heading, block] as const))(
+    'runs block %i (%s) of %s under "%s" as written',
+    async (_index, language, _file, _heading, block) => {
       const answered = server.logLines().length;
       let output: { stdout: string; stderr: string };
       if (language === 'sh') {
         output = await promisify(execFile)('bash', ['-e', '-o', 'pipefail', '-c', here(block.code)], { cwd: ROOT, env, timeout: 60_000 });
       } else {
-        // A .ts file at the root of the repository, as the README says, run by tsx.
+        // A .ts file at the root of the repository, as docs/api.md says, run by tsx.
         const file = path.join(ROOT, `readme-snippet-${process.pid}.ts`);
         writeFileSync(file, here(block.code));
         try {
