@@ -62,13 +62,13 @@ const FAILURES = [400, 401, 403, 404, 415, 500, 503];
     // snippet fails here instead of silently running less.
     expect(blocks.map((block) => [block.file, block.language, block.heading])).toEqual([
       ['README.md', 'sh', 'Two commands'],
-      ['README.md', 'ts', 'The OpenAPI document and the typed client'],
       ['README.md', 'sh', 'Keys and the admin interface'],
       ['README.md', 'sh', 'Planning a sprint'],
       ['README.md', 'sh', 'Retrying safely'],
       ['README.md', 'sh', 'Retrying safely'],
       ['README.md', 'sh', 'Retrying safely'],
       ['README.md', 'sh', 'The change feed'],
+      ['docs/api.md', 'ts', 'The typed client'],
     ]);
   });
 
