@@ -64,11 +64,11 @@ const FAILURES = [400, 401, 403, 404, 415, 500, 503];
       ['README.md', 'sh', 'Two commands'],
       ['README.md', 'sh', 'Keys and the admin interface'],
       ['README.md', 'sh', 'Planning a sprint'],
-      ['README.md', 'sh', 'Retrying safely'],
-      ['README.md', 'sh', 'Retrying safely'],
-      ['README.md', 'sh', 'Retrying safely'],
       ['README.md', 'sh', 'The change feed'],
       ['docs/api.md', 'ts', 'The typed client'],
+      ['docs/retries.md', 'sh', 'Retrying a write: `Idempotency-Key`'],
+      ['docs/retries.md', 'sh', 'No lost updates: `If-Match`'],
+      ['docs/retries.md', 'sh', 'Polling without downloading: `If-None-Match`'],
     ]);
   });
 
