@@ -62,9 +62,9 @@ const FAILURES = [400, 401, 403, 404, 415, 500, 503];
     // snippet fails here instead of silently running less.
     expect(blocks.map((block) => [block.file, block.language, block.heading])).toEqual([
       ['README.md', 'sh', 'Two commands'],
-      ['README.md', 'sh', 'Keys and the admin interface'],
       ['docs/api.md', 'ts', 'The typed client'],
       ['docs/events.md', 'sh', 'The change feed'],
+      ['docs/operating.md', 'sh', 'Keys and the admin interface'],
       ['docs/planning.md', 'sh', 'From an empty project to a closed sprint'],
       ['docs/retries.md', 'sh', 'Retrying a write: `Idempotency-Key`'],
       ['docs/retries.md', 'sh', 'No lost updates: `If-Match`'],
