@@ -1,6 +1,6 @@
 /**
  * Mirrors one project into a local JSON file and keeps it current from the event stream
- * (README.md, "Keeping a mirror"):
+ * (docs/events.md, "Keeping a mirror"):
  *
  *   TASKS_API_URL=http://localhost:3000 TASKS_API_KEY=tsk_... MIRROR_FILE=mirror.json npx tsx examples/mirror.ts
  *

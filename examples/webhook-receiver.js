@@ -1,6 +1,6 @@
 'use strict';
 // A minimal webhook receiver: verifies each delivery with the Standard Webhooks library and
-// prints the event. Run it, then subscribe its URL (see README, "Webhooks"):
+// prints the event. Run it, then subscribe its URL (see docs/webhooks.md):
 //
 //   WEBHOOK_SECRET=whsec_... PORT=4000 node examples/webhook-receiver.js
 //
