@@ -61,7 +61,7 @@ const FAILURES = [400, 401, 403, 404, 415, 500, 503];
     // Stated, not derived: a fence spelled otherwise (```bash) or a section moved without its
     // snippet fails here instead of silently running less.
     expect(blocks.map((block) => [block.file, block.language, block.heading])).toEqual([
-      ['README.md', 'sh', 'Two commands'],
+      ['README.md', 'sh', 'A first walk-through'],
       ['docs/api.md', 'ts', 'The typed client'],
       ['docs/events.md', 'sh', 'The change feed'],
       ['docs/operating.md', 'sh', 'Keys and the admin interface'],
