@@ -32,10 +32,8 @@ export class SprintsService {
   }
 
   async get(caller: Caller, sprintId: string): Promise<SprintResponseDto> {
-    const rows = isUuid(sprintId)
-      ? await this.prisma.sql.$queryRaw<{ sprint: SprintDto }[]>`
-          SELECT ${SPRINT_JSON} AS sprint FROM sprints s WHERE s.id = ${sprintId}::uuid AND s.project_id = ${caller.projectId}::uuid`
-      : [];
+    const rows = await this.prisma.sql.$queryRaw<{ sprint: SprintDto }[]>`
+      SELECT ${SPRINT_JSON} AS sprint FROM sprints s WHERE s.id = ${sprintId}::uuid AND s.project_id = ${caller.projectId}::uuid`;
     if (rows.length === 0) throw notFound('Sprint');
     return { sprint: rows[0].sprint };
   }
@@ -133,7 +131,6 @@ export class SprintsService {
    * each move recorded in history (and as a task.updated event) by the App.
    */
   async close(sprintId: string, moveOpenTasksTo: string | null): Promise<SprintResponseDto> {
-    if (!isUuid(sprintId)) throw notFound('Sprint');
     const sprint = await this.prisma.write(async (tx) => {
       // Both sprints by id, then every live task of the one closing, whatever its status
       // (src/changes/locks.ts). Each is answered as it is once locked: a status change that
@@ -212,7 +209,7 @@ function lockSprintView(projectId: string | null, sprintId: string): Prisma.Sql 
 }
 
 async function lockSprint(tx: SqlTransaction, projectId: string | null, sprintId: string): Promise<LockedSprint> {
-  const rows = isUuid(sprintId) ? await tx.$queryRaw<LockedSprint[]>(lockSprintView(projectId, sprintId)) : [];
+  const rows = await tx.$queryRaw<LockedSprint[]>(lockSprintView(projectId, sprintId));
   if (rows.length === 0) throw notFound('Sprint');
   return rows[0];
 }

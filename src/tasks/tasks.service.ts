@@ -4,7 +4,6 @@ import type { Caller } from '../auth/caller';
 import { notFound } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
 import type { JsonText } from '../common/http/json-text';
-import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma } from '../generated/prisma/client';
 import { ChangeLog, recordSequence } from '../changes/change-log.service';
@@ -40,7 +39,7 @@ export class TasksService {
   }
 
   async get(caller: Caller, taskId: string): Promise<TaskResponseDto> {
-    const task = isUuid(taskId) ? await this.reader.detail(caller.projectId, taskId) : null;
+    const task = await this.reader.detail(caller.projectId, taskId);
     if (!task) throw notFound('Task');
     return { task };
   }
@@ -106,7 +105,6 @@ export class TasksService {
    */
   async update(caller: Caller, taskId: string, dto: UpdateTaskDto, ifMatch?: string): Promise<TaskResponseDto> {
     const { projectId } = caller;
-    if (!isUuid(taskId)) throw notFound('Task');
     const sent: Partial<LockedTask> = sentFields(TASK_FIELDS, dto);
     const labelIds = dto.labelIds && labelSet(dto.labelIds);
     const named = [{ ...sent, labelIds }];
@@ -147,7 +145,6 @@ export class TasksService {
   /** Sends a live task and its live subtasks to the trash; nothing is destroyed. */
   async trash(caller: Caller, taskId: string, ifMatch?: string): Promise<void> {
     const { projectId } = caller;
-    if (!isUuid(taskId)) throw notFound('Task');
     await this.prisma.write(async (tx) => {
       // The task, then its live subtasks, which go with it (a parent before its subtasks).
       const [[task], subtasks] = await tx.pipeline<[{ id: string }[], { id: string }[]]>(
