@@ -8,6 +8,7 @@ import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { EntityTagInterceptor } from './common/http/entity-tag.interceptor';
 import { RequestShapeInterceptor } from './common/http/request-shape.interceptor';
 import { UnknownApiRouteModule } from './common/http/unknown-api-route';
+import { PathIdPipe } from './common/validation/path-ids.pipe';
 import { createValidationPipe } from './common/validation/validation.pipe';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -56,6 +57,8 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
+        // Path ids that are not UUIDs name nothing: every route answers them its own 404.
+        { provide: APP_PIPE, useClass: PathIdPipe },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         // Global interceptors run in this order, the first outermost: Idempotency-Key before
         // anything reads the body, ETags around the serialised answer.

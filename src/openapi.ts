@@ -7,6 +7,7 @@ import { rateLimited } from './auth/rate-limit.guard';
 import { Problem, type FieldError, type ProblemCode } from './common/errors/problem';
 import { internalProblem, problemJson } from './common/errors/problem-details.filter';
 import { HONOURS_IF_MATCH } from './common/http/entity-tag';
+import { isIdParameter } from './common/ids';
 import { surfaceOfPath } from './common/http/surface';
 import { describeWebhookDeliveries } from './webhooks/webhook-openapi';
 
@@ -176,7 +177,7 @@ function declareSecurity(path: string, method: Method, operation: OperationObjec
 /** Ids in paths are UUIDs; any other value names nothing (404). */
 function describeIdParameters(operation: OperationObject): void {
   for (const parameter of (operation.parameters ?? []) as ParameterObject[]) {
-    if (parameter.in === 'path' && parameter.name.endsWith('Id')) {
+    if (parameter.in === 'path' && isIdParameter(parameter.name)) {
       parameter.schema = { type: 'string', format: 'uuid' };
       parameter.description ??= `The ${parameter.name.slice(0, -2).replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}'s id`;
     }

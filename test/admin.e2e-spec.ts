@@ -150,6 +150,26 @@ describe('admin interface', () => {
       expect((await admin().patch('/admin/v1/labels/00000000-0000-4000-8000-000000000000', { name: 'x' }).expect(404)).body.code).toBe('not_found');
     });
 
+    it('answers null as a member name, a label name or a label colour 400 validation_failed naming it: none can be cleared, nothing changes', async () => {
+      const own = await createProject(t, 'Null names');
+      const [ada] = own.members;
+      const [bug] = own.labels;
+      const feed = async () => (await own.api.get('/api/v1/events?limit=1000').expect(200)).body.nextAfter;
+      const before = await feed();
+      for (const [path, body, field] of [
+        [`/admin/v1/members/${ada.membershipId}`, { name: null }, 'name'],
+        [`/admin/v1/labels/${bug.id}`, { name: null }, 'name'],
+        [`/admin/v1/labels/${bug.id}`, { color: null }, 'color'],
+        [`/admin/v1/labels/${bug.id}`, { name: 'defect', color: null }, 'color'],
+      ] as [string, object, string][]) {
+        const res = await admin().patch(path, body).expect(400);
+        expect([res.body.code, res.body.errors]).toEqual(['validation_failed', [{ field, message: expect.any(String) }]]);
+      }
+      expect((await own.api.get('/api/v1/members').expect(200)).body.members).toContainEqual(ada);
+      expect((await own.api.get('/api/v1/labels').expect(200)).body.labels).toContainEqual(bug);
+      expect(await feed()).toBe(before);
+    });
+
     (engine === 'postgresql' ? it : it.skip)(
       'renames a label while tasks are created with it, all at once, without a deadlock or a retry (PostgreSQL)',
       async () => {

@@ -218,6 +218,26 @@ describe('estimates and the backlog order (decisions.md section 18)', () => {
       expect(await order(project)).toEqual(['a', 'b']);
     });
 
+    it('answers null as before, after or to 400 validation_failed naming it, single and bulk, alone or beside a real place: no event, no rank changes', async () => {
+      const project = await createProject(t, 'Null places');
+      const tasks = await tasksTitled(project, ['a', 'b', 'c']);
+      const ranks = async () => (await inOrder(project)).map((task) => [task.title, task.rank]);
+      const [before, sequence] = [await ranks(), await lastSequence(project)];
+      for (const place of ['before', 'after', 'to']) {
+        for (const [path, body] of [
+          [`/api/v1/tasks/${tasks.c.id}/move`, { [place]: null }],
+          [`/api/v1/tasks/${tasks.c.id}/move`, { [place]: null, ...(place === 'to' ? { before: tasks.a.id } : { to: 'top' }) }],
+          ['/api/v1/tasks/move', { taskIds: [tasks.c.id, tasks.b.id], [place]: null }],
+          ['/api/v1/tasks/move', { taskIds: [tasks.c.id], [place]: null, ...(place === 'to' ? { after: tasks.a.id } : { to: 'bottom' }) }],
+        ] as [string, object][]) {
+          const res = await project.api.post(path, body).expect(400);
+          expect([res.body.code, res.body.errors.map((error: { field: string }) => error.field)]).toEqual(['validation_failed', [place]]);
+        }
+      }
+      expect(await ranks()).toEqual(before);
+      expect(await lastSequence(project)).toBe(sequence);
+    });
+
     it('honours If-Match (412 with the current ETag) and Idempotency-Key (a retry gets the same answer, moved once)', async () => {
       const project = await createProject(t, 'Move preconditions');
       const tasks = await tasksTitled(project, ['a', 'b', 'c']);

@@ -70,30 +70,53 @@ describe('guessing is throttled per client address', () => {
     expectLimited(await t.http.get('/api/v1/tasks').agent(agent));
   });
 
-  it('keeps a counter of its own for a live key in use, sent from an address that guessed too much', async () => {
-    // In use: recently looked up as live (RateLimitGuard); a key not seen yet waits for the address's block.
-    await t.http.get('/api/v1/tasks').set('Authorization', `Bearer ${project.key}`).expect(200);
+  it('serves a valid key from an address blocked for guessing, on its own budget: 110 invalid tokens, then a key never used before is 200; invalid ones still meet 429', async () => {
+    const fresh = await project.issueKey([], 'Fresh');
     const agent = from('127.0.0.3');
-    for (let i = 0; i < LIMIT; i++) await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${guess()}`).expect(401);
+    const statuses: number[] = [];
+    for (let i = 0; i < 110; i++) statuses.push((await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${guess()}`)).status);
+    expect(statuses).toEqual([...Array(LIMIT).fill(401), ...Array(110 - LIMIT).fill(429)]);
+    const res = await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${fresh.secret}`).expect(200);
+    expect(res.headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
+    // The key's requests do not count against the address, nor lift its block.
     expectLimited(await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${guess()}`));
-    const res = await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${project.key}`).expect(200);
-    expect(Number(res.headers['ratelimit-remaining'])).toBeGreaterThan(0);
+    expectLimited(await t.http.get('/api/v1/tasks').agent(agent));
+    await t.http.get('/api/v1/members').agent(agent).set('Authorization', `Bearer ${project.key}`).expect(200);
     // Other addresses are not limited by this one's guesses.
     await t.http.get('/api/v1/tasks').agent(from('127.0.0.4')).set('Authorization', `Bearer ${guess()}`).expect(401);
   });
 
-  it('answers 429 to an address over its limit without looking its keys up in the database', async () => {
+  it('answers 429 to a blocked address looking up only tokens it has not seen: one sent again, or one not shaped like a key, costs no query', async () => {
     const agent = from('127.0.0.8');
-    for (let i = 0; i < LIMIT; i++) await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${guess()}`).expect(401);
-    // The request that goes over the limit starts the block (and was looked up); the next ones are not.
-    expectLimited(await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${guess()}`));
-    const lookups = await keyLookupsDuring(t, async () => {
-      for (const key of [guess(), revokedKey, guess()]) {
+    const guesses = Array.from({ length: LIMIT }, guess);
+    for (const key of guesses) await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${key}`).expect(401);
+    expectLimited(await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${guesses[0]}`));
+    const seen = async () => {
+      for (const key of [...guesses.slice(0, 5), 'not-a-key', `tsk_${'x'.repeat(10)}`]) {
         expectLimited(await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${key}`));
       }
-    });
-    expect(lookups).toBe(0);
-    // A key in use from there is still looked up, and answered on its own counter.
+      expectLimited(await t.http.get('/api/v1/tasks').agent(agent));
+    };
+    expect(await keyLookupsDuring(t, seen)).toBe(0);
+    // A token not seen yet may be a live key: one look-up by hash, then it is known.
+    const fresh = guess();
+    const once = async () => expectLimited(await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${fresh}`));
+    expect(await keyLookupsDuring(t, once)).toBe(1);
+    expect(await keyLookupsDuring(t, once)).toBe(0);
+    // The revoked key, once looked up, is known too.
+    expect(
+      await keyLookupsDuring(
+        t,
+        async () => void (await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${revokedKey}`).expect(429)),
+      ),
+    ).toBeLessThanOrEqual(1);
+    expect(
+      await keyLookupsDuring(
+        t,
+        async () => void (await t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${revokedKey}`).expect(429)),
+      ),
+    ).toBe(0);
+    // A key in use from there is looked up, and answered on its own counter.
     await t.http.get('/api/v1/members').set('Authorization', `Bearer ${project.key}`).expect(200);
     const inUse = async () => void (await t.http.get('/api/v1/members').agent(agent).set('Authorization', `Bearer ${project.key}`).expect(200));
     expect(await keyLookupsDuring(t, inUse)).toBe(1);
@@ -143,21 +166,32 @@ describe('guessing is throttled per client address', () => {
 });
 
 describe('guessing throttled with the counters in Redis (REDIS_URL)', () => {
-  it('answers 429 to a blocked address without a key look-up, once each instance has seen the block', async () => {
+  it('blocks an address on every instance for requests without a valid key, and serves a valid key from it on every instance', async () => {
     const redisUrl = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
     const first = await startTestApp({ rateLimitPerMinute: 3, redisUrl });
     const second = await startTestApp({ rateLimitPerMinute: 3, redisUrl });
-    const agent = fromRandomAddress();
-    const send = (t: TestApp) => t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${guess()}`);
+    const agents = [fromRandomAddress(), fromRandomAddress(), fromRandomAddress()];
+    const [agent] = agents;
+    const send = (t: TestApp, key = guess()) => t.http.get('/api/v1/tasks').agent(agent).set('Authorization', `Bearer ${key}`);
+    /** A key of a new project of `t`, issued from an address of its own (two admin requests: under the limit of 3). */
+    const keyOf = async (t: TestApp, admin: Agent) => {
+      const as = (path: string, body: object) => t.http.post(path).agent(admin).set('Authorization', `Bearer ${ADMIN_TOKEN}`).send(body);
+      const { id } = (await as('/admin/v1/projects', { name: 'Redis' }).expect(201)).body.project;
+      return (await as(`/admin/v1/projects/${id}/keys`, { name: 'Fresh', permissions: [] }).expect(201)).body.secret as string;
+    };
     try {
+      const keys = [await keyOf(first, agents[1]), await keyOf(second, agents[2])];
       for (let i = 0; i < 3; i++) await send(first).expect(401);
       await send(first).expect(429);
-      expect(await keyLookupsDuring(first, async () => void (await send(first).expect(429)))).toBe(0);
-      // The other instance learns of the block from its own first 429, then looks nothing up either.
-      expect(await keyLookupsDuring(second, async () => void (await send(second).expect(429)))).toBe(1);
-      expect(await keyLookupsDuring(second, async () => void (await send(second).expect(429)))).toBe(0);
+      // Counted in Redis: the other instance's first guess from there is over the limit too.
+      await send(second).expect(429);
+      const repeated = guess();
+      await send(second, repeated).expect(429);
+      expect(await keyLookupsDuring(second, async () => void (await send(second, repeated).expect(429)))).toBe(0);
+      await send(first, keys[0]).expect(200);
+      await send(second, keys[1]).expect(200);
     } finally {
-      agent.destroy();
+      for (const each of agents) each.destroy();
       await first.close();
       await second.close();
     }

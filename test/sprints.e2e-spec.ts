@@ -242,6 +242,52 @@ describe('sprints', () => {
       expect((await own.api.get(`/api/v1/tasks/${task.id}`)).body.task.sprint).toBeNull();
     });
 
+    it('takes a task reopened in a closed sprint out of it (history, event, answer); the closed sprint’s report does not change', async () => {
+      const own = await createProject(t, 'Reopened after the close');
+      const [sprint, next] = [await createSprint(own, { name: 'Closed' }), await createSprint(own, { name: 'Next' })];
+      await activate(sprint.id).expect(200);
+      const [done, cancelled, kept, renamed, moved] = (
+        await own.api
+          .post('/api/v1/tasks/bulk', {
+            tasks: [
+              { title: 'Done', status: 'done', sprintId: sprint.id, estimate: 3 },
+              { title: 'Cancelled', status: 'cancelled', sprintId: sprint.id },
+              { title: 'Done, then cancelled', status: 'done', sprintId: sprint.id },
+              { title: 'Done, then renamed', status: 'done', sprintId: sprint.id },
+              { title: 'Done, then reopened into the next sprint', status: 'done', sprintId: sprint.id },
+            ],
+          })
+          .expect(201)
+      ).body.tasks;
+      await close(sprint.id).expect(200);
+      const report = (await own.api.get(`/api/v1/sprints/${sprint.id}/report`).expect(200)).text;
+      const { nextAfter } = (await own.api.get('/api/v1/events?limit=1000').expect(200)).body;
+
+      const reopened = (await own.api.patch(`/api/v1/tasks/${done.id}`, { status: 'in_progress' }).expect(200)).body.task;
+      expect(reopened).toMatchObject({ status: 'in_progress', sprint: null, completedAt: null });
+      const [entry] = (await own.api.get(`/api/v1/tasks/${done.id}/history`).expect(200)).body.history;
+      const changes = [
+        { field: 'status', from: 'done', to: 'in_progress' },
+        { field: 'sprintId', from: sprint.id, to: null },
+      ];
+      expect(entry).toMatchObject({ action: 'updated', actor: 'Test key (API)', changes });
+      const uncancelled = (await own.api.patch(`/api/v1/tasks/${cancelled.id}`, { status: 'todo', priority: 'high' }).expect(200)).body.task;
+      expect(uncancelled).toMatchObject({ status: 'todo', priority: 'high', sprint: null });
+      const [event] = (await own.api.get(`/api/v1/events?after=${nextAfter}&limit=1000`).expect(200)).body.events;
+      expect(event).toMatchObject({ type: 'task.updated', data: { task: { id: done.id, sprint: null }, changes } });
+
+      // Finished, or not a status change, or a sprint named by the body: the rule does not apply.
+      const closed = { id: sprint.id, name: 'Closed', status: 'closed' };
+      expect((await own.api.patch(`/api/v1/tasks/${kept.id}`, { status: 'cancelled' }).expect(200)).body.task.sprint).toEqual(closed);
+      expect((await own.api.patch(`/api/v1/tasks/${renamed.id}`, { title: 'Renamed' }).expect(200)).body.task.sprint).toEqual(closed);
+      const intoNext = (await own.api.patch(`/api/v1/tasks/${moved.id}`, { status: 'todo', sprintId: next.id }).expect(200)).body.task;
+      expect(intoNext.sprint).toEqual({ id: next.id, name: 'Next', status: 'planned' });
+      // Frozen at the close, byte for byte.
+      expect((await own.api.get(`/api/v1/sprints/${sprint.id}/report`).expect(200)).text).toBe(report);
+      const open = await own.api.get(`/api/v1/tasks?sprintId=${sprint.id}&status=backlog,planning,todo,in_progress,in_review`).expect(200);
+      expect(open.body.total).toBe(0);
+    });
+
     it('is not reachable with a project key', async () => {
       const sprint = await createSprint(project);
       await project.api.post(`/admin/v1/sprints/${sprint.id}/activate`).expect(401);

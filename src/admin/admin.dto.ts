@@ -39,8 +39,8 @@ export class CreateMemberDto {
   name: string;
 }
 
-/** A new name; tasks assigned to the member show it (they show members by id). */
-export class UpdateMemberDto extends PartialType(CreateMemberDto) {}
+/** A new name; tasks assigned to the member show it (they show members by id). Null is not a name: 400. */
+export class UpdateMemberDto extends PartialType(CreateMemberDto, { skipNullProperties: false }) {}
 
 export class MemberResponseDto {
   member: MemberDto;
@@ -61,8 +61,8 @@ export class CreateLabelDto {
   color: string;
 }
 
-/** A new name or colour; tasks show the label as it is now. */
-export class UpdateLabelDto extends PartialType(CreateLabelDto) {}
+/** A new name or colour; tasks show the label as it is now. Neither can be cleared: null is 400. */
+export class UpdateLabelDto extends PartialType(CreateLabelDto, { skipNullProperties: false }) {}
 
 export class LabelResponseDto {
   label: LabelDto;

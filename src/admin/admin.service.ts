@@ -7,7 +7,6 @@ import { lockLabel, lockMember } from '../changes/locks';
 import { isoTimestamp } from '../common/dates';
 import { databaseViolation } from '../common/errors/database-errors';
 import { conflict, notFound } from '../common/errors/problem';
-import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
 import type { SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
@@ -71,11 +70,9 @@ export class AdminService {
   /** A name equal to the current one changes nothing: no write, no event. */
   async updateMember(membershipId: string, dto: UpdateMemberDto): Promise<MemberResponseDto> {
     const member = await this.prisma.write(async (tx) => {
-      const [current] = isUuid(membershipId)
-        ? await tx.$queryRaw<{ projectId: string; view: MemberDto }[]>(
-            lockMember(membershipId, Prisma.sql`m.project_id::text AS "projectId", ${MEMBER_JSON} AS view`),
-          )
-        : [];
+      const [current] = await tx.$queryRaw<{ projectId: string; view: MemberDto }[]>(
+        lockMember(membershipId, Prisma.sql`m.project_id::text AS "projectId", ${MEMBER_JSON} AS view`),
+      );
       if (!current) throw notFound('Member');
       const name = dto.name ?? current.view.name;
       const changes = changesBetween(current.view, { name });
@@ -113,11 +110,9 @@ export class AdminService {
   async updateLabel(labelId: string, dto: UpdateLabelDto): Promise<LabelResponseDto> {
     const label = await this.prisma
       .write(async (tx) => {
-        const [current] = isUuid(labelId)
-          ? await tx.$queryRaw<{ projectId: string; view: LabelDto }[]>(
-              lockLabel(labelId, Prisma.sql`l.project_id::text AS "projectId", ${LABEL_JSON} AS view`),
-            )
-          : [];
+        const [current] = await tx.$queryRaw<{ projectId: string; view: LabelDto }[]>(
+          lockLabel(labelId, Prisma.sql`l.project_id::text AS "projectId", ${LABEL_JSON} AS view`),
+        );
         if (!current) throw notFound('Label');
         const next = { name: dto.name ?? current.view.name, color: dto.color?.toLowerCase() ?? current.view.color };
         const changes = changesBetween(current.view, next);
@@ -166,9 +161,7 @@ export class AdminService {
 
   /** The key stops working at the next request: authentication reads revokedAt every time. */
   async revokeKey(keyId: string): Promise<void> {
-    const { count } = isUuid(keyId)
-      ? await this.prisma.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } })
-      : { count: 0 };
+    const { count } = await this.prisma.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } });
     if (count === 0) throw notFound('Key');
   }
 
@@ -178,8 +171,7 @@ export class AdminService {
   }
 
   private async assertProject(projectId: string): Promise<void> {
-    const exists = isUuid(projectId) && (await this.prisma.project.count({ where: { id: projectId } })) > 0;
-    if (!exists) throw notFound('Project');
+    if ((await this.prisma.project.count({ where: { id: projectId } })) === 0) throw notFound('Project');
   }
 }
 

@@ -2,7 +2,7 @@ import { HttpStatus, Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
 import { Problem } from '../common/errors/problem';
 import { PrismaService } from '../database/prisma.service';
-import { hashApiKey } from './api-keys';
+import { hashApiKey, hasKeyShape } from './api-keys';
 import { bearerToken } from './bearer-token';
 import type { Caller } from './caller';
 import type { Permission } from './permissions';
@@ -10,6 +10,9 @@ import type { Permission } from './permissions';
 // lastUsedAt is a hint for people managing keys, not an audit log: one write per key
 // per minute keeps it off the hot path.
 const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Hashes remembered as naming no live key (ApiKeyService.lookUp): past this, the one seen longest ago is forgotten. */
+const REMEMBERED_DEAD_KEYS = 10_000;
 
 /** A request's key, each part worked out once: its hash (null without a Bearer key), and its look-up. */
 interface RequestKey {
@@ -22,6 +25,13 @@ export class ApiKeyService {
   private readonly logger = new Logger(ApiKeyService.name);
   private readonly lastUsedWrites = new Map<string, number>();
   private readonly requestKeys = new WeakMap<Request, RequestKey>();
+  /**
+   * Hashes recently looked up that named no live key (unknown or revoked), the one seen longest
+   * ago first. Such a hash never names one later: keys are revoked for good, and a new key's
+   * secret is random, not known before it is issued. So a token sent again is answered from
+   * here: guessing with the same tokens, or a script stuck on a revoked key, costs no query.
+   */
+  private readonly deadKeyHashes = new Set<string>();
 
   constructor(private readonly prisma: PrismaService) {}
 
@@ -56,20 +66,31 @@ export class ApiKeyService {
     let requestKey = this.requestKeys.get(request);
     if (!requestKey) {
       const token = bearerToken(request);
-      this.requestKeys.set(request, (requestKey = { keyHash: token === null ? null : hashApiKey(token) }));
+      requestKey = { keyHash: token === null ? null : hashApiKey(token) };
+      // A token without the shape of a key names none: no look-up.
+      if (token !== null && !hasKeyShape(token)) requestKey.caller = Promise.resolve(null);
+      this.requestKeys.set(request, requestKey);
     }
     return requestKey;
   }
 
   private async lookUp(secretHash: string | null): Promise<Caller | null> {
     if (!secretHash) return null;
+    if (this.deadKeyHashes.delete(secretHash)) {
+      this.deadKeyHashes.add(secretHash);
+      return null;
+    }
     // Raw SQL on purpose: this runs before every request, and a model query would first go
     // through Prisma's query compiler, a visible share of a list request's CPU (README.md,
     // Performance); prepared, so that it is not parsed and planned again each time.
     const [key] = await this.prisma.preparedSql.$queryRaw<{ id: string; projectId: string; name: string; permissions: string[]; revoked: boolean }[]>`
       SELECT id, project_id AS "projectId", name, permissions, revoked_at IS NOT NULL AS revoked
         FROM api_keys WHERE secret_hash = ${secretHash}`;
-    if (!key || key.revoked) return null;
+    if (!key || key.revoked) {
+      this.deadKeyHashes.add(secretHash);
+      if (this.deadKeyHashes.size > REMEMBERED_DEAD_KEYS) this.deadKeyHashes.delete(this.deadKeyHashes.values().next().value!);
+      return null;
+    }
     this.recordUse(key.id);
     return {
       projectId: key.projectId,

@@ -22,7 +22,8 @@ const REMEMBERED_LIVE_KEYS = 10_000;
 /**
  * The rate limit of decisions.md sections 10 and 21, on @nestjs/throttler, RATE_LIMIT_PER_MINUTE
  * requests per counter:
- * - an /api/v1 request with a live key counts against that key, across all routes;
+ * - an /api/v1 request with a live key counts against that key, across all routes and
+ *   addresses, and against nothing else: what other requests from its address did never stops it;
  * - an /api/v1 request without one (no key, an unknown or a revoked one) counts against its
  *   client address, so guessing keys is throttled;
  * - every /admin/v1 request counts against its client address, in a counter of the admin
@@ -32,11 +33,13 @@ const REMEMBERED_LIVE_KEYS = 10_000;
  * so 401 answers carry the headers too. The counters live in memory, or in Redis when REDIS_URL
  * is set (auth.module.ts).
  *
- * Telling a live key from another takes the key's look-up, a database query. A counter already
- * blocked is answered 429 without it: the key's own counter when the key was recently seen live
- * (REMEMBERED_LIVE_KEYS, least recently seen first out), else the address's. So guessing, and a
- * live key over its limit, cost no query once blocked; a live key not seen yet, sent from a
- * blocked address, waits for that address's block to end.
+ * Telling a live key from another takes the key's look-up, so every request with a token is
+ * looked up, an address blocked for guessing or not: only then is a fresh live key from there
+ * told apart. A guess from a blocked address costs one look-up by hash (an index probe), and no
+ * more: a token sent again, or one not shaped like a key, is answered from memory
+ * (ApiKeyService), and the answer is 429 whatever the token. A live key over its own limit is
+ * answered 429 without its look-up when it was recently seen live (REMEMBERED_LIVE_KEYS, least
+ * recently seen first out).
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
@@ -66,22 +69,22 @@ export class RateLimitGuard extends ThrottlerGuard {
 
   private async trackerOf(request: Request, isBlocked: (tracker: string) => boolean): Promise<string> {
     // An IPv6 client is counted by its /64, as the library does: one host may hold all of it.
-    const address = normalizeIp(request.ip ?? 'unknown', this.ipv6SubnetPrefix);
-    if (surfaceOf(request) === 'admin') return `admin-address:${address}`;
+    const address = `address:${normalizeIp(request.ip ?? 'unknown', this.ipv6SubnetPrefix)}`;
+    if (surfaceOf(request) === 'admin') return `admin-${address}`;
     const keyHash = this.apiKeys.keyHashOf(request);
-    const knownKeyId = keyHash ? this.liveKeyIds.get(keyHash) : undefined;
-    const likely = knownKeyId ? `key:${knownKeyId}` : `address:${address}`;
-    if (isBlocked(likely)) return likely;
+    if (!keyHash) return address;
+    const knownKeyId = this.liveKeyIds.get(keyHash);
+    if (knownKeyId && isBlocked(`key:${knownKeyId}`)) return `key:${knownKeyId}`;
     let caller: Caller | null;
     try {
       caller = await this.apiKeys.liveKeyOf(request);
     } catch {
       // The database unreachable: counted against the address; ApiKeyGuard then answers that
       // failure (503), with this guard's RateLimit-* headers like any answer.
-      return `address:${address}`;
+      return address;
     }
-    if (keyHash) this.rememberLookUp(keyHash, caller);
-    return caller ? `key:${caller.keyId}` : `address:${address}`;
+    this.rememberLookUp(keyHash, caller);
+    return caller ? `key:${caller.keyId}` : address;
   }
 
   private rememberLookUp(keyHash: string, caller: Caller | null): void {

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
 import { notFound } from '../common/errors/problem';
-import { isUuid } from '../common/ids';
 import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { toPage } from '../common/pagination/page';
@@ -20,9 +19,7 @@ export class HistoryService {
   async list(caller: Caller, taskId: string, query: PageQueryDto): Promise<HistoryPageDto> {
     const limit = query.limit ?? 50;
     const after = this.cursors.positionAfter('history', query.cursor);
-    const task = isUuid(taskId)
-      ? await this.prisma.task.findFirst({ where: { id: taskId, projectId: caller.projectId, deletedAt: null }, select: { id: true } })
-      : null;
+    const task = await this.prisma.task.findFirst({ where: { id: taskId, projectId: caller.projectId, deletedAt: null }, select: { id: true } });
     if (!task) throw notFound('Task');
     const rows = await this.prisma.historyEntry.findMany({
       where: {

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
 import { conflict, notFound } from '../common/errors/problem';
 import type { JsonText } from '../common/http/json-text';
-import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma } from '../generated/prisma/client';
 import type { BurndownDto, SprintReportResponseDto, VelocityDto, VelocityQueryDto } from './sprint-report.dto';
@@ -35,10 +34,8 @@ export class SprintReportsService {
   }
 
   private async sprint(caller: Caller, sprintId: string): Promise<{ status: string; report: string | null }> {
-    const [sprint] = isUuid(sprintId)
-      ? await this.prisma.sql.$queryRaw<{ status: string; report: string | null }[]>`
-          SELECT status::text, report::text FROM sprints WHERE id = ${sprintId}::uuid AND project_id = ${caller.projectId}::uuid`
-      : [];
+    const [sprint] = await this.prisma.sql.$queryRaw<{ status: string; report: string | null }[]>`
+      SELECT status::text, report::text FROM sprints WHERE id = ${sprintId}::uuid AND project_id = ${caller.projectId}::uuid`;
     if (!sprint) throw notFound('Sprint');
     return sprint;
   }

@@ -32,10 +32,8 @@ export class SprintsService {
   }
 
   async get(caller: Caller, sprintId: string): Promise<SprintResponseDto> {
-    const rows = isUuid(sprintId)
-      ? await this.prisma.sql.$queryRaw<{ sprint: SprintDto }[]>`
-          SELECT ${SPRINT_JSON} AS sprint FROM sprints s WHERE s.id = ${sprintId}::uuid AND s.project_id = ${caller.projectId}::uuid`
-      : [];
+    const rows = await this.prisma.sql.$queryRaw<{ sprint: SprintDto }[]>`
+      SELECT ${SPRINT_JSON} AS sprint FROM sprints s WHERE s.id = ${sprintId}::uuid AND s.project_id = ${caller.projectId}::uuid`;
     if (rows.length === 0) throw notFound('Sprint');
     return { sprint: rows[0].sprint };
   }
@@ -133,18 +131,19 @@ export class SprintsService {
    * each move recorded in history (and as a task.updated event) by the App.
    */
   async close(sprintId: string, moveOpenTasksTo: string | null): Promise<SprintResponseDto> {
-    if (!isUuid(sprintId)) throw notFound('Sprint');
     const sprint = await this.prisma.write(async (tx) => {
-      // Both sprints by id, then the open live tasks of the one closing (src/changes/locks.ts).
+      // Both sprints by id, then every live task of the one closing, whatever its status
+      // (src/changes/locks.ts). Each is answered as it is once locked: a status change that
+      // committed before the lock is seen, and none can commit after it until this close has
+      // (a task write that then reopens a task finds the sprint closed: TasksService.update).
       const ids = moveOpenTasksTo === null ? [sprintId] : [sprintId, moveOpenTasksTo].filter(isUuid);
-      const [sprints, open] = await tx.pipeline<[{ id: string; projectId: string; status: string }[], { id: string }[]]>(
+      const [sprints, tasks] = await tx.pipeline<[{ id: string; projectId: string; status: string }[], { id: string; open: boolean }[]]>(
         lockSprints(Prisma.sql`s.id = ANY(${ids}::uuid[])`, 'FOR UPDATE'),
         lockTasks(
           Prisma.sql`(SELECT project_id FROM sprints WHERE id = ${sprintId}::uuid)`,
-          Prisma.sql`t.sprint_id = ${sprintId}::uuid AND t.deleted_at IS NULL AND t.status NOT IN (${Prisma.join(
-            FINISHED_STATUSES.map((status) => Prisma.sql`${status}::task_status`),
-          )})`,
+          Prisma.sql`t.sprint_id = ${sprintId}::uuid AND t.deleted_at IS NULL`,
           'FOR NO KEY UPDATE',
+          Prisma.sql`t.id::text, t.status NOT IN (${Prisma.join(FINISHED_STATUSES.map((status) => Prisma.sql`${status}::task_status`))}) AS open`,
         ),
       );
       // Both sprints must exist (404) before their states are checked (409): decisions.md section 1.
@@ -155,7 +154,7 @@ export class SprintsService {
       if (current.status !== 'active') throw conflict('conflict', `Only the active sprint can be closed; this one is ${current.status}`);
       if (target && target.status !== 'planned')
         throw conflict('conflict', `Open tasks can only move to a planned sprint; that one is ${target.status}`);
-      const moved = open.map((task) => task.id);
+      const moved = tasks.filter((task) => task.open).map((task) => task.id);
       return this.setStatus(tx, current.projectId, sprintId, 'closed', moved, moveOpenTasksTo);
     });
     return { sprint };
@@ -210,7 +209,7 @@ function lockSprintView(projectId: string | null, sprintId: string): Prisma.Sql 
 }
 
 async function lockSprint(tx: SqlTransaction, projectId: string | null, sprintId: string): Promise<LockedSprint> {
-  const rows = isUuid(sprintId) ? await tx.$queryRaw<LockedSprint[]>(lockSprintView(projectId, sprintId)) : [];
+  const rows = await tx.$queryRaw<LockedSprint[]>(lockSprintView(projectId, sprintId));
   if (rows.length === 0) throw notFound('Sprint');
   return rows[0];
 }

@@ -26,7 +26,8 @@ export class DependenciesService {
   async add(caller: Caller, taskId: string, blockedById: string): Promise<TaskResponseDto> {
     if (blockedById === taskId) throw badRequest('validation_failed', 'a task cannot be blocked by itself', 'blockedById');
     const { projectId } = caller;
-    if (![taskId, blockedById].every(isUuid)) throw notFound('Task');
+    // The path's id is read by PathIdPipe; the body's is checked here.
+    if (!isUuid(blockedById)) throw notFound('Task');
     const task = await this.prisma.write(async (tx) => {
       const [, first, second, [{ exists }], [{ cycle }]] = await tx.pipeline<
         [unknown[], unknown[], unknown[], { exists: boolean }[], { cycle: boolean }[]]
@@ -54,7 +55,6 @@ export class DependenciesService {
 
   async remove(caller: Caller, taskId: string, blockedById: string): Promise<void> {
     const { projectId } = caller;
-    if (![taskId, blockedById].every(isUuid)) throw notFound('Dependency');
     await this.prisma.write(async (tx) => {
       const [, first, second, [{ exists }]] = await tx.pipeline<[unknown[], unknown[], unknown[], { exists: boolean }[]]>(
         ...lockBoth(projectId, taskId, blockedById),

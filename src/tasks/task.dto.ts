@@ -218,22 +218,25 @@ export class ListTasksQueryDto extends PageQueryDto {
   updatedSince?: string;
 }
 
-/** Where a move puts tasks: exactly one of `before`, `after` or `to` (decisions.md section 18). */
+/**
+ * Where a move puts tasks: exactly one of `before`, `after` or `to` (decisions.md section 18).
+ * None of them is nullable: null is not "absent" here, it is a place that names nothing (400).
+ */
 export class MoveTaskDto {
   /** Right before this live task of the project. */
-  @IsOptional()
+  @OptionalButNotNull()
   @IsString()
   @ApiPropertyOptional({ format: 'uuid' })
   before?: string;
 
   /** Right after this live task of the project. */
-  @IsOptional()
+  @OptionalButNotNull()
   @IsString()
   @ApiPropertyOptional({ format: 'uuid' })
   after?: string;
 
   /** At the top or the bottom of the backlog order. */
-  @IsOptional()
+  @OptionalButNotNull()
   @IsIn(['top', 'bottom'], { message: 'must be top or bottom' })
   @ApiPropertyOptional({ enum: ['top', 'bottom'] })
   to?: 'top' | 'bottom';

@@ -4,14 +4,13 @@ import type { Caller } from '../auth/caller';
 import { notFound } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
 import type { JsonText } from '../common/http/json-text';
-import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma } from '../generated/prisma/client';
 import { ChangeLog, recordSequence } from '../changes/change-log.service';
 import { Change, CHANGE_TIME, changesBetween } from '../changes/change';
 import { sentFields, withDefaults } from '../common/fields/fields';
 import { lockTasks } from '../changes/locks';
-import { NO_TASK_FIELDS, PatchableTaskFields, TASK_FIELDS, TASK_SQL, TASK_WRITABLE, TaskFields, TaskStatus } from './task-fields';
+import { FINISHED_STATUSES, NO_TASK_FIELDS, PatchableTaskFields, TASK_FIELDS, TASK_SQL, TASK_WRITABLE, TaskFields, TaskStatus } from './task-fields';
 import { taskListFilter } from './task-list-filters';
 import { TaskReader } from './task-reader.service';
 import { createdRank } from './task-ranks';
@@ -40,7 +39,7 @@ export class TasksService {
   }
 
   async get(caller: Caller, taskId: string): Promise<TaskResponseDto> {
-    const task = isUuid(taskId) ? await this.reader.detail(caller.projectId, taskId) : null;
+    const task = await this.reader.detail(caller.projectId, taskId);
     if (!task) throw notFound('Task');
     return { task };
   }
@@ -101,22 +100,27 @@ export class TasksService {
    * A partial update. The sprint the body names, then the task, are locked first, and the
    * task's fields read once it is locked, so concurrent updates of one task apply one after the
    * other, each compared with what the one before it committed. Values equal to the current
-   * ones change nothing: no write, no history entry, same updatedAt.
+   * ones change nothing: no write, no history entry, same updatedAt. A task that the body leaves
+   * open inside a closed sprint leaves that sprint (leavesClosedSprint).
    */
   async update(caller: Caller, taskId: string, dto: UpdateTaskDto, ifMatch?: string): Promise<TaskResponseDto> {
     const { projectId } = caller;
-    if (!isUuid(taskId)) throw notFound('Task');
-    const fields: Partial<LockedTask> = sentFields(TASK_FIELDS, dto);
+    const sent: Partial<LockedTask> = sentFields(TASK_FIELDS, dto);
     const labelIds = dto.labelIds && labelSet(dto.labelIds);
-    const named = [{ ...fields, labelIds }];
+    const named = [{ ...sent, labelIds }];
     const task = await this.prisma.write(async (tx) => {
       const references = referenceLocks(projectId, named);
-      // The task's labels only when the body sets them: nothing else compares them.
-      const answers = await tx.pipeline(...references, lockLiveTask(projectId, taskId), ...(labelIds ? [labelsOf(taskId)] : []));
-      const [[locked], labels] = answers.slice(references.length) as [LockedTask[], { id: string }[] | undefined];
+      // Read after the task's lock, and only when the body reads them: its labels when it sets
+      // them (nothing else compares them), its sprint's status when it sets the status.
+      const after = [...(labelIds ? [labelsOf(taskId)] : []), ...(dto.status !== undefined ? [sprintStatusOf(taskId)] : [])];
+      const answers = await tx.pipeline(...references, lockLiveTask(projectId, taskId), ...after);
+      const [[locked], ...read] = answers.slice(references.length) as [LockedTask[], ...unknown[][]];
       if (!locked) throw notFound('Task');
+      const labels = labelIds ? (read.shift() as { id: string }[]) : undefined;
+      const [sprint] = dto.status !== undefined ? (read.shift() as { status: string }[]) : [];
       await assertIfMatch(ifMatch, async () => ({ task: await this.reader.detail(projectId, taskId, tx) }));
       assertReferences(answers.slice(0, references.length), named);
+      const fields = leavesClosedSprint(dto, sprint?.status) ? sentFields(TASK_FIELDS, { ...dto, sprintId: null }) : sent;
       // The fields in TASK_FIELDS' order, then labelIds: the history entry's order before labels were read apart.
       const changes = [
         ...changesBetween(locked, fields),
@@ -141,7 +145,6 @@ export class TasksService {
   /** Sends a live task and its live subtasks to the trash; nothing is destroyed. */
   async trash(caller: Caller, taskId: string, ifMatch?: string): Promise<void> {
     const { projectId } = caller;
-    if (!isUuid(taskId)) throw notFound('Task');
     await this.prisma.write(async (tx) => {
       // The task, then its live subtasks, which go with it (a parent before its subtasks).
       const [[task], subtasks] = await tx.pipeline<[{ id: string }[], { id: string }[]]>(
@@ -176,6 +179,26 @@ function lockLiveTask(projectId: string, taskId: string): Prisma.Sql {
     'FOR NO KEY UPDATE',
     TASK_SQL.select(TASK_WRITABLE.patchable),
   );
+}
+
+/**
+ * The status of the task's sprint (no row without one): a statement of its own, after the one
+ * that locks the task, so that it sees a close that committed while the PATCH waited for the task.
+ */
+function sprintStatusOf(taskId: string): Prisma.Sql {
+  return Prisma.sql`SELECT s.status::text AS status FROM sprints s WHERE s.id = (SELECT t.sprint_id FROM tasks t WHERE t.id = ${taskId}::uuid)`;
+}
+
+/**
+ * Whether the PATCH takes the task out of its sprint, `sprintStatus` (undefined: none, or the
+ * body sets no status): a closed sprint keeps only the finished tasks its close left there, so a
+ * task the body leaves open there (reopened, uncancelled) leaves it, unless the body itself says
+ * where the task goes. As a task restored from the trash comes back without its closed sprint.
+ * The close locks every task of the sprint, so this PATCH either committed before the close
+ * read the task (which the close then moves as open) or finds the sprint closed here.
+ */
+function leavesClosedSprint(dto: UpdateTaskDto, sprintStatus: string | undefined): boolean {
+  return sprintStatus === 'closed' && dto.status !== undefined && !FINISHED_STATUSES.includes(dto.status) && dto.sprintId === undefined;
 }
 
 /** A task's label ids, in labelSet's order: a statement of its own, after the one that locks the task. */

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
 import { conflict, notFound } from '../common/errors/problem';
 import type { JsonText } from '../common/http/json-text';
-import { isUuid } from '../common/ids';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { PrismaService } from '../database/prisma.service';
 import { RetryTransaction } from '../database/sql';
@@ -37,7 +36,6 @@ export class TrashService {
    */
   async restore(caller: Caller, taskId: string): Promise<TaskResponseDto> {
     const { projectId } = caller;
-    if (!isUuid(taskId)) throw notFound('Task in the trash');
     const task = await this.prisma.write(async (tx) => {
       // In the lock order (src/changes/locks.ts): the sprints of the tasks coming back, the
       // task's parent, the task, then the subtasks trashed with it.
@@ -105,7 +103,6 @@ export class TrashService {
    */
   async purge(caller: Caller, taskId: string): Promise<void> {
     const { projectId } = caller;
-    if (!isUuid(taskId)) throw notFound('Task in the trash');
     await this.prisma.write(async (tx) => {
       const [[trashed], subtasks] = await tx.pipeline<[{ id: string }[], { id: string; live: boolean }[]]>(
         lockTasks(projectId, Prisma.sql`t.id = ${taskId}::uuid AND t.deleted_at IS NOT NULL`, 'FOR UPDATE'),

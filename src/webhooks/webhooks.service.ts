@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import type { Caller } from '../auth/caller';
 import { CHANGES_CHANNEL, EVENT_TYPES, WEBHOOK_DELIVERIES_QUEUED } from '../changes/change';
 import { conflict, invalidFields, notFound } from '../common/errors/problem';
-import { isUuid } from '../common/ids';
 import { CursorCodec } from '../common/pagination/cursor';
 import type { PageQueryDto } from '../common/pagination/page.dto';
 import { toPage } from '../common/pagination/page';
@@ -165,10 +164,8 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
   async redeliver(caller: Caller, webhookId: string, deliveryId: string): Promise<WebhookDeliveryResponseDto> {
     const delivery = await this.prisma.write(async (tx) => {
       const webhook = await findWebhook(tx, caller.projectId, webhookId);
-      const [found] = isUuid(deliveryId)
-        ? await tx.$queryRaw<{ exists: boolean }[]>`
-            SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ${deliveryId}::uuid AND webhook_id = ${webhook.view.id}::uuid) AS exists`
-        : [{ exists: false }];
+      const [found] = await tx.$queryRaw<{ exists: boolean }[]>`
+        SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ${deliveryId}::uuid AND webhook_id = ${webhook.view.id}::uuid) AS exists`;
       if (!found.exists) throw notFound('Delivery');
       if (!webhook.view.enabled) throw conflict('conflict', 'The webhook is disabled: enable it (PATCH enabled: true) before redelivering');
       // The NOTIFY reaches the workers of every instance at commit.
@@ -197,13 +194,11 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
   }
 }
 
-/** A webhook of the project, or 404 (also for another project's and for anything not an id). */
+/** A webhook of the project, or 404 (also for another project's). */
 async function findWebhook(db: PrismaService | SqlTransaction, projectId: string, webhookId: string): Promise<{ view: WebhookDto }> {
-  const rows = isUuid(webhookId)
-    ? await db.$queryRaw<{ view: WebhookDto }[]>`
-        SELECT ${WEBHOOK_JSON} AS view FROM webhooks w
-         WHERE w.id = ${webhookId}::uuid AND w.project_id = ${projectId}::uuid AND w.deleted_at IS NULL`
-    : [];
+  const rows = await db.$queryRaw<{ view: WebhookDto }[]>`
+    SELECT ${WEBHOOK_JSON} AS view FROM webhooks w
+     WHERE w.id = ${webhookId}::uuid AND w.project_id = ${projectId}::uuid AND w.deleted_at IS NULL`;
   if (rows.length === 0) throw notFound('Webhook');
   return rows[0];
 }

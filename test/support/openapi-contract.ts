@@ -130,6 +130,8 @@ export class OpenApiContract {
     if (answer.status < 400 || answer.status > 499) return [`an unknown route must answer a 4xx, not ${answer.status}`];
     const mediaType = (answer.headers['content-type'] ?? '').toString().split(';')[0].trim();
     if (mediaType !== 'application/problem+json') return [`an unknown route must answer application/problem+json, not "${mediaType}"`];
+    // A HEAD answer has no body: its headers say what GET would answer.
+    if (answer.method === 'HEAD') return [];
     return this.validateJson({ $ref: '#/components/schemas/ProblemDto' }, answer.body);
   }
 

@@ -4,7 +4,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
  * A path segment that does not percent-decode to UTF-8 (`/api/v1/tasks/%FF`, `%E2%82`, a `%` that
  * encodes nothing) is read as its text as sent, `%FF`: the router would fail to decode it and
  * answer 400 before any guard (no rate limit, no key check). So it reaches the route it names, after
- * the guards like any request: as an id it names nothing (ids are UUIDs, src/common/ids.ts), 404 once
+ * the guards like any request: as an id it names nothing (PathIdPipe: ids are UUIDs), 404 once
  * the rest is validated; elsewhere no endpoint serves the path (404). Its `%` is escaped for the
  * router (`%25FF`), nothing else changes; `originalUrl` keeps the path as sent.
  */
