@@ -101,31 +101,31 @@ WITH
       sprint_ledger (project_id, sprint_id, task_id, kind, in_scope, estimate, status, title, at)
     SELECT
       $3::uuid,
-      c.sprint_id,
-      c.id,
+      t.sprint_id,
+      t.id,
       'committed',
       true,
-      c.estimate,
-      c.status,
-      c.title,
+      t.estimate,
+      t.status,
+      t.title,
       current_setting('planning.change_at')::timestamptz
     FROM
-      scope c
+      scope t
   )
 INSERT INTO
   sprint_scope (sprint_id, task_id, project_id, committed, committed_estimate, in_scope, estimate, status, title)
 SELECT
-  c.sprint_id,
-  c.id,
+  t.sprint_id,
+  t.id,
   $4::uuid,
   true,
-  c.estimate,
+  t.estimate,
   true,
-  c.estimate,
-  c.status,
-  c.title
+  t.estimate,
+  t.status,
+  t.title
 FROM
-  scope c;
+  scope t;
 -- 7.
 WITH
   numbered AS (

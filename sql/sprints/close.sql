@@ -214,9 +214,6 @@ WITH
       estimate = EXCLUDED.estimate,
       status = EXCLUDED.status,
       title = EXCLUDED.title
-  ),
-  done AS (
-    SELECT
   )
 SELECT
   NULL;

@@ -46,6 +46,52 @@ export class Sql {
   }
 }
 
+/**
+ * One common table expression of a WITH list, `name AS (body)`, its body a template as for
+ * Prisma.sql: statements assembled from parts (ChangeLog.record with the sprint ledger and the
+ * task view) pass these around and join them with `withCtes`, rather than text that must end
+ * with a comma.
+ */
+export interface Cte {
+  readonly name: string;
+  /** Computed once, whatever the plan (AS MATERIALIZED). */
+  readonly materialized: boolean;
+  readonly strings: readonly string[];
+  readonly values: readonly unknown[];
+}
+
+/** A template tag: cte('name')`SELECT ...` is the CTE `name AS (SELECT ...)`. */
+export function cte(name: string, options: { materialized?: boolean } = {}): (strings: readonly string[], ...values: unknown[]) => Cte {
+  return (strings, ...values) => ({ name, materialized: options.materialized ?? false, strings, values });
+}
+
+/**
+ * A template tag: withCtes(ctes)`SELECT ...` is one statement, `WITH name AS (body), ... SELECT ...`
+ * (the SELECT alone without CTEs); each CTE reads those before it. The parts are joined into one
+ * Prisma.Sql in one step, as one template holding them all would be: no part is copied twice.
+ */
+export function withCtes(ctes: readonly Cte[]): (strings: readonly string[], ...values: unknown[]) => Prisma.Sql {
+  return (strings, ...values) => {
+    const joined = [''];
+    const joinedValues: unknown[] = [];
+    const append = (parts: readonly string[], partValues: readonly unknown[]) => {
+      joined[joined.length - 1] += parts[0];
+      for (let i = 0; i < partValues.length; i++) {
+        joinedValues.push(partValues[i]);
+        joined.push(parts[i + 1]);
+      }
+    };
+    ctes.forEach((each, index) => {
+      joined[joined.length - 1] += `${index === 0 ? 'WITH ' : ',\n'}${each.name} AS ${each.materialized ? 'MATERIALIZED ' : ''}(`;
+      append(each.strings, each.values);
+      joined[joined.length - 1] += ')';
+    });
+    if (ctes.length > 0) joined[joined.length - 1] += '\n';
+    append(strings, values);
+    return new Prisma.Sql(joined, joinedValues);
+  };
+}
+
 /** A write transaction, as services see it inside `PrismaService.write`. */
 export class SqlTransaction extends Sql {
   private readonly onCommit: (() => void)[] = [];
