@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { cte, withCtes, type Cte, type SqlTransaction } from '../database/sql';
+import { cte, rowsOf, statement, withCtes, type Cte, type SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import { MetricsRegistry } from '../metrics/metrics-registry';
 import type { LabelDto, MemberDto } from '../projects/project-resources.dto';
@@ -84,7 +84,7 @@ export class ChangeLog {
     // the lock), in the milliseconds the API shows, and a millisecond after the project's last
     // change at least: each change of a project has a time of its own, in commit order, so that
     // a task's history, ordered by time, is in the order its changes were made.
-    const claim = Prisma.sql`
+    const claim = statement<{ at: string }>(Prisma.sql`
       WITH claimed AS (
         INSERT INTO event_sequences AS s (project_id, last_sequence, last_change_at)
         VALUES (${change.projectId}::uuid, ${count}, date_trunc('milliseconds', clock_timestamp()))
@@ -93,9 +93,9 @@ export class ChangeLog {
               last_change_at = greatest(s.last_change_at + interval '1 millisecond', date_trunc('milliseconds', clock_timestamp()))
         RETURNING last_change_at
       )
-      SELECT set_config(${CHANGE_TIME_SETTING}, last_change_at::text, true) AS at FROM claimed`;
+      SELECT set_config(${CHANGE_TIME_SETTING}, last_change_at::text, true) AS at FROM claimed`);
     const ledger = sprintLedgerParts(change);
-    const writeTheRest = withCtes([
+    const writeTheRest = statement<RecordedViews>(withCtes([
       ...ledger.ctes,
       cte('numbered')`
         -- The numbers the claim took: this transaction's own update of the row.
@@ -136,9 +136,9 @@ export class ChangeLog {
                ${change.projectId}::text || CASE WHEN EXISTS (SELECT FROM deliveries) THEN ${WEBHOOK_DELIVERIES_QUEUED}::text ELSE '' END
              )::text AS notified,
              answer.*
-        FROM (SELECT ${answerColumns(ids)} FROM views v) answer`;
+        FROM (SELECT ${answerColumns(ids)} FROM views v) answer`);
     const answers = await tx.finish(claim, ...writes, ...ledger.before, writeTheRest);
-    const [recorded] = answers[answers.length - 1] as Omit<Recorded, 'written'>[];
+    const [recorded] = rowsOf(writeTheRest, answers[answers.length - 1]);
     tx.afterCommit(() => {
       for (const row of rows) this.appended.inc({ type: `${row.kind}.${row.action}` });
     });
@@ -233,6 +233,12 @@ export interface Recorded<W extends unknown[][] = unknown[][]> {
 
 /** Task id: the task as the change left it. */
 export type RecordedTasks = Record<string, TaskDetailDto>;
+
+/**
+ * The row of `record`'s last statement: `views` by kind and id, each built by the view of its
+ * kind (taskJson, SPRINT_JSON, LABEL_JSON, MEMBER_JSON), which the DTOs describe; and the NOTIFY.
+ */
+type RecordedViews = Omit<Recorded, 'written'> & { notified: string };
 
 /** A dependency's history entry names the other task as the changed field `blockedById`. */
 function historyChanges(record: ChangeRecord) {

@@ -1,7 +1,8 @@
 import type { Change } from '../changes/change';
 import { CHANGE_TIME } from '../changes/change';
 import { isoTimestamp } from '../common/dates';
-import { cte, withCtes, type Cte } from '../database/sql';
+import { cte, withCtes, type Cte, type Statement } from '../database/sql';
+import type { BurndownDto, SprintReportDto, VelocityDto } from './sprint-report.dto';
 import { Prisma } from '../generated/prisma/client';
 import { CARRIED_OVER, IN_SCOPE, LEDGER_RECORDS, REPORT_COUNTS, SCOPE_RULES } from './sprint-ledger-rules';
 
@@ -160,7 +161,7 @@ export function committedSql(sprint: Prisma.Sql): Prisma.Sql {
  * and estimate as the ledger last saw them, one that left as it is now (at the close, when
  * frozen); a destroyed one as the ledger last saw it.
  */
-export function reportSql(projectId: string, sprintId: string): Prisma.Sql {
+export function reportSql(projectId: string, sprintId: string): Statement<{ report: SprintReportDto }> {
   const fromScope = Prisma.sql`
     SELECT c.task_id, c.committed, c.committed_estimate, c.entered_estimate, c.left_estimate, c.reestimated,
            ${Prisma.raw(REPORT_COUNTS.in_end)} AS in_end, c.carried_over,
@@ -212,7 +213,7 @@ export function reportSql(projectId: string, sprintId: string): Prisma.Sql {
  * close day or today, in Madrid days; each day's tallies at the end of that day (today: now; the
  * close day: at the close, before its open tasks moved out). Null for a planned sprint.
  */
-export function burndownSql(projectId: string, sprintId: string): Prisma.Sql {
+export function burndownSql(projectId: string, sprintId: string): Statement<{ burndown: BurndownDto }> {
   const scope = tally('x.in_scope', 'x.estimate');
   const completed = tally("x.in_scope AND x.status = 'done'", 'x.estimate');
   return Prisma.sql`
@@ -259,7 +260,7 @@ export function burndownSql(projectId: string, sprintId: string): Prisma.Sql {
  * The project's last `last` closed sprints, most recently closed first, each with what its frozen
  * report committed and completed, and the mean of their completed tasks and points (0 with none).
  */
-export function velocitySql(projectId: string, last: number): Prisma.Sql {
+export function velocitySql(projectId: string, last: number): Statement<{ velocity: VelocityDto }> {
   return Prisma.sql`
     WITH closed AS (
       SELECT s.id, s.name, s.closed_at, s.closed_tallies AS tallies FROM sprints s
