@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import type { SqlTransaction } from '../database/sql';
+import { cte, rowsOf, statement, withCtes, type Cte, type SqlTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import { MetricsRegistry } from '../metrics/metrics-registry';
 import type { LabelDto, MemberDto } from '../projects/project-resources.dto';
@@ -84,7 +84,7 @@ export class ChangeLog {
     // the lock), in the milliseconds the API shows, and a millisecond after the project's last
     // change at least: each change of a project has a time of its own, in commit order, so that
     // a task's history, ordered by time, is in the order its changes were made.
-    const claim = Prisma.sql`
+    const claim = statement<{ at: string }>(Prisma.sql`
       WITH claimed AS (
         INSERT INTO event_sequences AS s (project_id, last_sequence, last_change_at)
         VALUES (${change.projectId}::uuid, ${count}, date_trunc('milliseconds', clock_timestamp()))
@@ -93,21 +93,19 @@ export class ChangeLog {
               last_change_at = greatest(s.last_change_at + interval '1 millisecond', date_trunc('milliseconds', clock_timestamp()))
         RETURNING last_change_at
       )
-      SELECT set_config(${CHANGE_TIME_SETTING}, last_change_at::text, true) AS at FROM claimed`;
+      SELECT set_config(${CHANGE_TIME_SETTING}, last_change_at::text, true) AS at FROM claimed`);
     const ledger = sprintLedgerParts(change);
-    const writeTheRest = Prisma.sql`
-      WITH ${ledger.ctes ?? Prisma.empty}
-      numbered AS (
+    const writeTheRest = statement<RecordedViews>(withCtes([
+      ...ledger.ctes,
+      cte('numbered')`
         -- The numbers the claim took: this transaction's own update of the row.
-        SELECT last_sequence - ${count} AS before FROM event_sequences WHERE project_id = ${change.projectId}::uuid
-      ),
-      input AS (
+        SELECT last_sequence - ${count} AS before FROM event_sequences WHERE project_id = ${change.projectId}::uuid`,
+      cte('input')`
         SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
-          AS r(ord int, kind text, id uuid, action text, changes json, blocked_by_id uuid)
-      ),
-      ${ids.task.length > 0 ? historyCte(change) : Prisma.empty}
-      ${viewCtes(change.projectId, ids)},
-      events AS (
+          AS r(ord int, kind text, id uuid, action text, changes json, blocked_by_id uuid)`,
+      ...(ids.task.length > 0 ? [historyCte(change)] : []),
+      ...viewCtes(change.projectId, ids),
+      cte('events')`
         INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
         SELECT ${change.projectId}::uuid, n.before + i.ord, i.kind || '.' || i.action, ${change.actor}, ${CHANGE_TIME},
                CASE
@@ -124,24 +122,23 @@ export class ChangeLog {
          CROSS JOIN LATERAL (
            SELECT COALESCE((SELECT v.view FROM views v WHERE v.kind = i.kind AND v.id = i.id), json_build_object('id', i.id)) AS view
          ) v
-        RETURNING id, type
-      ),
-      deliveries AS (
+        RETURNING id, type`,
+      cte('deliveries')`
         INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at)
         SELECT ${change.projectId}::uuid, w.id, e.id, ${CHANGE_TIME}, ${CHANGE_TIME}
           FROM events e
           JOIN webhooks w ON w.project_id = ${change.projectId}::uuid AND w.enabled AND (e.type = ANY(w.events) OR '*' = ANY(w.events))
-        RETURNING 1
-      )
+        RETURNING 1`,
+    ])`
       -- Only a change that queued deliveries wakes the webhook workers.
       SELECT pg_notify(
                ${CHANGES_CHANNEL},
                ${change.projectId}::text || CASE WHEN EXISTS (SELECT FROM deliveries) THEN ${WEBHOOK_DELIVERIES_QUEUED}::text ELSE '' END
              )::text AS notified,
              answer.*
-        FROM (SELECT ${answerColumns(ids)} FROM views v) answer`;
+        FROM (SELECT ${answerColumns(ids)} FROM views v) answer`);
     const answers = await tx.finish(claim, ...writes, ...ledger.before, writeTheRest);
-    const [recorded] = answers[answers.length - 1] as Omit<Recorded, 'written'>[];
+    const [recorded] = rowsOf(writeTheRest, answers[answers.length - 1]);
     tx.afterCommit(() => {
       for (const row of rows) this.appended.inc({ type: `${row.kind}.${row.action}` });
     });
@@ -171,13 +168,11 @@ const VIEW_OF: Record<RecordKind, (projectId: string, ids: string[]) => Prisma.S
 const RECORD_KINDS = Object.keys(VIEW_OF) as RecordKind[];
 
 /** The history entries of a change's tasks (none for a purge, which removes them), as a CTE of `record`'s last statement. */
-function historyCte(change: Change): Prisma.Sql {
-  return Prisma.sql`
-      history AS (
-        INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
-        SELECT ${change.projectId}::uuid, i.id, ${change.actor}, i.action, COALESCE(i.changes, '[]'::json), ${CHANGE_TIME}
-          FROM input i WHERE i.kind = 'task' AND i.action <> 'purged'
-      ),`;
+function historyCte(change: Change): Cte {
+  return cte('history')`
+    INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
+    SELECT ${change.projectId}::uuid, i.id, ${change.actor}, i.action, COALESCE(i.changes, '[]'::json), ${CHANGE_TIME}
+      FROM input i WHERE i.kind = 'task' AND i.action <> 'purged'`;
 }
 
 /**
@@ -186,19 +181,18 @@ function historyCte(change: Change): Prisma.Sql {
  * the database plan) the label and member views, and a label's or member's change not the
  * task view's CTEs.
  */
-function viewCtes(projectId: string, ids: ShownIds): Prisma.Sql {
+function viewCtes(projectId: string, ids: ShownIds): Cte[] {
   const kinds = RECORD_KINDS.filter((kind) => ids[kind].length > 0);
-  const views = Prisma.sql`views AS (\n${Prisma.join(
+  const views = cte('views')`${Prisma.join(
     kinds.map((kind) => VIEW_OF[kind](projectId, ids[kind])),
     '\n      UNION ALL',
-  )}\n      )`;
-  if (!kinds.includes('task')) return views;
-  return Prisma.sql`
-      shown AS (
-        SELECT t.* FROM tasks t WHERE t.id = ANY(${ids.task}::uuid[]) AND t.project_id = ${projectId}::uuid
-      ),
-      ${TASK_VIEW_CTES},
-      ${views}`;
+  )}`;
+  if (!kinds.includes('task')) return [views];
+  return [
+    cte('shown')`SELECT t.* FROM tasks t WHERE t.id = ANY(${ids.task}::uuid[]) AND t.project_id = ${projectId}::uuid`,
+    ...TASK_VIEW_CTES,
+    views,
+  ];
 }
 
 /** `record`'s answer: each kind's views by id, from `views` (`{}` for a kind the change does not record). */
@@ -239,6 +233,12 @@ export interface Recorded<W extends unknown[][] = unknown[][]> {
 
 /** Task id: the task as the change left it. */
 export type RecordedTasks = Record<string, TaskDetailDto>;
+
+/**
+ * The row of `record`'s last statement: `views` by kind and id, each built by the view of its
+ * kind (taskJson, SPRINT_JSON, LABEL_JSON, MEMBER_JSON), which the DTOs describe; and the NOTIFY.
+ */
+type RecordedViews = Omit<Recorded, 'written'> & { notified: string };
 
 /** A dependency's history entry names the other task as the changed field `blockedById`. */
 function historyChanges(record: ChangeRecord) {

@@ -5,6 +5,18 @@ import type { DatabaseEngine } from './database-engine';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DriverQuery, DriverTransaction, RetryTransaction, Sql, SqlTransaction } from './sql';
 
+/**
+ * How a statement reached the database, for onStatement listeners: through Prisma Client, or on
+ * the driver (`sql`, `preparedSql`, or inside a `write`). In a write, which one (numbered from 1
+ * in the process; a retry is a new one), the round trip of it that carried the statement (from 1;
+ * statements sent together by SqlTransaction.pipeline or finish share one), and whether the
+ * COMMIT went with that round trip.
+ */
+export interface SentStatement {
+  via: 'prisma' | 'sql' | 'preparedSql' | 'write';
+  write?: { id: number; roundTrip: number; commit: boolean };
+}
+
 /** Why a write was run again (PrismaService.write): the database's own reasons, or RetryTransaction's. */
 export type WriteRetryReason = 'deadlock' | 'serialization_failure' | 'locks_moved';
 
@@ -31,7 +43,8 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
    * plan each time (DatabaseEngine.preparedQuery).
    */
   readonly preparedSql: Sql;
-  private readonly statementListeners = new Set<(statement: string) => void>();
+  private readonly statementListeners = new Set<(statement: string, sent: SentStatement) => void>();
+  private writesObserved = 0;
   private readonly retryListeners = new Set<(reason: WriteRetryReason) => void>();
   private readonly observeStatements: boolean;
 
@@ -45,11 +58,11 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
       log: options.observeStatements ? [{ emit: 'event', level: 'query' }] : [],
     });
     this.observeStatements = options.observeStatements ?? false;
-    this.sql = new Sql(this.observed(engine.query));
-    this.preparedSql = new Sql(this.observed(engine.preparedQuery));
+    this.sql = new Sql(this.observed(engine.query, 'sql'));
+    this.preparedSql = new Sql(this.observed(engine.preparedQuery, 'preparedSql'));
     if (options.observeStatements) {
       (this as unknown as { $on(event: 'query', listener: (event: { query: string }) => void): void }).$on('query', (event) =>
-        this.reportStatement(event.query),
+        this.reportStatement(event.query, { via: 'prisma' }),
       );
     }
   }
@@ -89,27 +102,39 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
   }
 
   /** `query`, reporting each statement to the onStatement listeners when observeStatements is on. */
-  private observed(query: DriverQuery): DriverQuery {
+  private observed(query: DriverQuery, via: 'sql' | 'preparedSql'): DriverQuery {
     if (!this.observeStatements) return query;
     return (text, values) => {
-      this.reportStatement(text);
+      this.reportStatement(text, { via });
       return query(text, values);
     };
   }
 
   private observedTransaction(driver: DriverTransaction): DriverTransaction {
     if (!this.observeStatements) return driver;
+    const id = ++this.writesObserved;
+    let roundTrip = 0;
+    const report = (texts: string[], commit: boolean) => {
+      const write = { id, roundTrip: ++roundTrip, commit };
+      for (const text of texts) this.reportStatement(text, { via: 'write', write });
+    };
     return {
-      query: this.observed(driver.query),
+      query: (text, values) => {
+        report([text], false);
+        return driver.query(text, values);
+      },
       pipeline: (statements, options) => {
-        for (const { text } of statements) this.reportStatement(text);
+        report(
+          statements.map(({ text }) => text),
+          options.commit,
+        );
         return driver.pipeline(statements, options);
       },
     };
   }
 
-  private reportStatement(text: string): void {
-    for (const listener of this.statementListeners) listener(text);
+  private reportStatement(text: string, sent: SentStatement): void {
+    for (const listener of this.statementListeners) listener(text, sent);
   }
 
   /** Runs `work` with every `write` inside it joining `tx`. */
@@ -117,8 +142,8 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
     return requestTransaction.run(tx, work);
   }
 
-  /** Calls `listener` with the text of every statement sent, by Prisma or on the driver, when observeStatements is on (tests). */
-  onStatement(listener: (statement: string) => void): () => void {
+  /** Calls `listener` with the text of every statement sent, by Prisma or on the driver, and how, when observeStatements is on (tests). */
+  onStatement(listener: (statement: string, sent: SentStatement) => void): () => void {
     this.statementListeners.add(listener);
     return () => this.statementListeners.delete(listener);
   }

@@ -1,4 +1,38 @@
+import type { Selectable } from 'kysely';
+import type { DB } from '../generated/kysely/tables';
 import { Prisma } from '../generated/prisma/client';
+
+/**
+ * A statement that knows the rows it answers: its row type is written once, where its SELECT
+ * list is (`statement<Row>(sql)`), from the schema's tables (Column) for what it reads as
+ * stored, and from the DTOs for the JSON it builds (whose fields the field tables tie to the
+ * schema). Sql.rows, SqlTransaction.pipeline and finish infer it: who runs it asserts nothing.
+ */
+export type Statement<Row = unknown> = Prisma.Sql & { readonly [ROW]?: Row };
+declare const ROW: unique symbol;
+
+export function statement<Row>(sql: Prisma.Sql): Statement<Row> {
+  return sql;
+}
+
+/** The rows `statement` answered, among answers whose order lost their types (a pipeline built by spreading lists). */
+export function rowsOf<S extends Statement>(statement: S, rows: unknown[]): RowOf<S>[] {
+  return rows as RowOf<S>[];
+}
+
+/** The rows `S` answers. */
+export type RowOf<S> = S extends Statement<infer Row> ? Row : unknown;
+
+/** The rows of each of `S`, in order (what pipeline and finish answer). */
+export type RowsOf<S extends readonly Prisma.Sql[]> = { -readonly [K in keyof S]: RowOf<S[K]>[] };
+
+/**
+ * A column of a table as schema.prisma declares it (the generated types, prisma-kysely), as the
+ * driver answers it read as stored: text and uuid as strings, numeric as a string, timestamps and
+ * dates as Dates, json parsed, enums as their values; a bigint `string | number`, as pg and
+ * PGlite answer it (schema.prisma's kysely generator), so a statement reads one `::text`.
+ */
+export type Column<Table extends keyof DB, Name extends keyof Selectable<DB[Table]>> = Selectable<DB[Table]>[Name];
 
 /** What one statement answered: its rows and how many rows it changed. */
 export interface DriverResult {
@@ -39,11 +73,62 @@ export class Sql {
     return (await this.query(sql.text, sql.values)).rows as T;
   }
 
+  /** The rows of a statement that knows them (Statement). */
+  async rows<S extends Statement>(statement: S): Promise<RowOf<S>[]> {
+    return (await this.query(statement.text, statement.values)).rows as RowOf<S>[];
+  }
+
   /** How many rows one statement inserted, updated or deleted. */
   async $executeRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<number> {
     const sql = toSql(query, values);
     return (await this.query(sql.text, sql.values)).affectedRows;
   }
+}
+
+/**
+ * One common table expression of a WITH list, `name AS (body)`, its body a template as for
+ * Prisma.sql: statements assembled from parts (ChangeLog.record with the sprint ledger and the
+ * task view) pass these around and join them with `withCtes`, rather than text that must end
+ * with a comma.
+ */
+export interface Cte {
+  readonly name: string;
+  /** Computed once, whatever the plan (AS MATERIALIZED). */
+  readonly materialized: boolean;
+  readonly strings: readonly string[];
+  readonly values: readonly unknown[];
+}
+
+/** A template tag: cte('name')`SELECT ...` is the CTE `name AS (SELECT ...)`. */
+export function cte(name: string, options: { materialized?: boolean } = {}): (strings: readonly string[], ...values: unknown[]) => Cte {
+  return (strings, ...values) => ({ name, materialized: options.materialized ?? false, strings, values });
+}
+
+/**
+ * A template tag: withCtes(ctes)`SELECT ...` is one statement, `WITH name AS (body), ... SELECT ...`
+ * (the SELECT alone without CTEs); each CTE reads those before it. The parts are joined into one
+ * Prisma.Sql in one step, as one template holding them all would be: no part is copied twice.
+ */
+export function withCtes(ctes: readonly Cte[]): (strings: readonly string[], ...values: unknown[]) => Prisma.Sql {
+  return (strings, ...values) => {
+    const joined = [''];
+    const joinedValues: unknown[] = [];
+    const append = (parts: readonly string[], partValues: readonly unknown[]) => {
+      joined[joined.length - 1] += parts[0];
+      for (let i = 0; i < partValues.length; i++) {
+        joinedValues.push(partValues[i]);
+        joined.push(parts[i + 1]);
+      }
+    };
+    ctes.forEach((each, index) => {
+      joined[joined.length - 1] += `${index === 0 ? 'WITH ' : ',\n'}${each.name} AS ${each.materialized ? 'MATERIALIZED ' : ''}(`;
+      append(each.strings, each.values);
+      joined[joined.length - 1] += ')';
+    });
+    if (ctes.length > 0) joined[joined.length - 1] += '\n';
+    append(strings, values);
+    return new Prisma.Sql(joined, joinedValues);
+  };
 }
 
 /** A write transaction, as services see it inside `PrismaService.write`. */
@@ -68,7 +153,9 @@ export class SqlTransaction extends Sql {
    * trip. The database runs them in order, each seeing what the ones before it did. Answers
    * each statement's rows, in order.
    */
-  async pipeline<T extends unknown[][] = unknown[][]>(...queries: Prisma.Sql[]): Promise<T> {
+  pipeline<S extends readonly Statement[]>(...queries: S): Promise<RowsOf<S>>;
+  pipeline<T extends unknown[][] = unknown[][]>(...queries: Prisma.Sql[]): Promise<T>;
+  async pipeline(...queries: Prisma.Sql[]): Promise<unknown[][]> {
     return this.send(queries, false);
   }
 
@@ -81,16 +168,18 @@ export class SqlTransaction extends Sql {
    * so every write of the project waits for them; sent one at a time, each also waited for Node
    * to read an answer and send the next statement, which a busy process makes slow.
    */
-  async finish<T extends unknown[][] = unknown[][]>(...queries: Prisma.Sql[]): Promise<T> {
+  finish<S extends readonly Statement[]>(...queries: S): Promise<RowsOf<S>>;
+  finish<T extends unknown[][] = unknown[][]>(...queries: Prisma.Sql[]): Promise<T>;
+  async finish(...queries: Prisma.Sql[]): Promise<unknown[][]> {
     return this.send(queries, this.outer === undefined);
   }
 
-  private async send<T extends unknown[][]>(queries: Prisma.Sql[], commit: boolean): Promise<T> {
+  private async send(queries: Prisma.Sql[], commit: boolean): Promise<unknown[][]> {
     const answers = await this.driver.pipeline(
       queries.map((query) => ({ text: query.text, values: query.values })),
       { commit },
     );
-    return answers.map((answer) => answer.rows) as T;
+    return answers.map((answer) => answer.rows);
   }
 
   /**

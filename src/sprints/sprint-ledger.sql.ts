@@ -1,7 +1,10 @@
 import type { Change } from '../changes/change';
 import { CHANGE_TIME } from '../changes/change';
 import { isoTimestamp } from '../common/dates';
+import { cte, withCtes, type Cte, type Statement } from '../database/sql';
+import type { BurndownDto, SprintReportDto, VelocityDto } from './sprint-report.dto';
 import { Prisma } from '../generated/prisma/client';
+import { CARRIED_OVER, IN_SCOPE, LEDGER_RECORDS, REPORT_COUNTS, SCOPE_RULES } from './sprint-ledger-rules';
 
 /**
  * The sprint ledger and what reads it (decisions.md section 19).
@@ -24,101 +27,113 @@ import { Prisma } from '../generated/prisma/client';
  */
 
 /**
+ * The columns of sprint_scope that SCOPE_RULES write at `moment` and their values, after the key:
+ * the task's sprint and id (`key`, SQL) and the project (a parameter). Built once.
+ */
+function scopeInsert(moment: 'activation' | 'first', key: string): { columns: Prisma.Sql; values(project: Prisma.Sql): Prisma.Sql } {
+  const written = SCOPE_RULES.flatMap((rule) =>
+    Object.entries(rule).flatMap(([column, at]) => (at[moment] === undefined ? [] : [[column, at[moment]] as const])),
+  );
+  const columns = Prisma.raw(['sprint_id', 'task_id', 'project_id', ...written.map(([column]) => column)].join(', '));
+  const [sprintAndTask, rest] = [Prisma.raw(key), Prisma.raw(written.map(([, value]) => `, ${value}`).join(''))];
+  return { columns, values: (project) => Prisma.sql`${sprintAndTask}, ${project}${rest}` };
+}
+
+const [IN_SCOPE_SQL, CARRIED_OVER_SQL, LEDGER_RECORDS_SQL] = [IN_SCOPE, CARRIED_OVER, LEDGER_RECORDS].map((rule) => Prisma.raw(rule));
+const AT_ACTIVATION = scopeInsert('activation', 't.sprint_id, t.id');
+const FIRST_SEEN = scopeInsert('first', 'm.sprint_id, m.task_id');
+/** ON CONFLICT DO UPDATE's SET list: what each rule makes of a row the ledger has. Built once. */
+const NEXT = Prisma.raw(
+  SCOPE_RULES.flatMap((rule) => Object.entries(rule).flatMap(([column, at]) => (at.next === undefined ? [] : [`${column} = ${at.next}`]))).join(
+    ',\n                ',
+  ),
+);
+
+/**
  * The ledger's part of `change` (its writes sent before it): `before`, statements ChangeLog.record
- * sends after the writes, and `ctes`, CTEs (each followed by a comma) it puts at the head of its
- * last statement, which then runs them with the rest of the change at no extra statement. Neither
- * when the change touches no task and activates and closes no sprint.
+ * sends after the writes, and `ctes`, CTEs it puts at the head of its last statement, which then
+ * runs them with the rest of the change at no extra statement. Neither when the change touches
+ * no task and activates and closes no sprint. What each column becomes: sprint-ledger-rules.ts.
  *
  * What follows the change's tasks goes in `ctes` unless the change closes a sprint: a close's
  * frozen report (`freezeReport`, a statement of its own) must read the rows they write.
  */
-export function sprintLedgerParts(change: Change): { before: Prisma.Sql[]; ctes: Prisma.Sql | null } {
+export function sprintLedgerParts(change: Change): { before: Prisma.Sql[]; ctes: readonly Cte[] } {
   const taskIds = change.records.flatMap((record) => ('task' in record ? [record.task] : []));
   const sprintsThat = (action: 'activated' | 'closed') =>
     change.records.flatMap((record) => ('sprint' in record && record.action === action ? [record.sprint] : []));
   const [activated, closed] = [sprintsThat('activated'), sprintsThat('closed')];
   const project = Prisma.sql`${change.projectId}::uuid`;
-  // At activation: the scope as it stands, committed.
+  // At activation: the scope as it stands, committed (COMMITTED_AT_ACTIVATION).
   const commit =
     activated.length === 0
       ? []
       : [
-          Prisma.sql`
-            WITH scope AS (
+          withCtes([
+            cte('scope')`
               SELECT t.sprint_id, t.id, t.estimate, t.status, t.title FROM tasks t
-               WHERE t.project_id = ${project} AND t.sprint_id = ANY(${activated}::uuid[]) AND t.deleted_at IS NULL
-            ),
-            timeline AS (
+               WHERE t.project_id = ${project} AND t.sprint_id = ANY(${activated}::uuid[]) AND t.deleted_at IS NULL`,
+            cte('timeline')`
               INSERT INTO sprint_ledger (project_id, sprint_id, task_id, kind, in_scope, estimate, status, title, at)
-              SELECT ${project}, c.sprint_id, c.id, 'committed', true, c.estimate, c.status, c.title, ${CHANGE_TIME} FROM scope c
-            )
-            INSERT INTO sprint_scope (sprint_id, task_id, project_id, committed, committed_estimate, in_scope, estimate, status, title)
-            SELECT c.sprint_id, c.id, ${project}, true, c.estimate, true, c.estimate, c.status, c.title FROM scope c`,
+              SELECT ${project}, t.sprint_id, t.id, 'committed', true, t.estimate, t.status, t.title, ${CHANGE_TIME} FROM scope t`,
+          ])`
+            INSERT INTO sprint_scope (${AT_ACTIVATION.columns})
+            SELECT ${AT_ACTIVATION.values(project)} FROM scope t`,
         ];
   // After it: each task of the change whose standing in the active sprint (or the one it closes) moved.
   const follow =
     taskIds.length === 0
-      ? null
-      : Prisma.sql`
-            ledger_tracked AS (
-              -- The project's active sprint, or the one this change closes (its open tasks leave with the close).
-              SELECT s.id, s.id = ANY(${closed}::uuid[]) AS closing FROM sprints s
-               WHERE s.project_id = ${project} AND (s.status = 'active' OR s.id = ANY(${closed}::uuid[]))
-                 AND NOT s.id = ANY(${activated}::uuid[])
-            ),
-            ledger_state AS (
-              SELECT tr.id AS sprint_id, x.id AS task_id,
-                     COALESCE(t.deleted_at IS NULL AND t.sprint_id = tr.id, false) AS in_scope,
-                     tr.closing AND NOT COALESCE(t.deleted_at IS NULL AND t.sprint_id = tr.id, false) AS carried_over,
-                     -- A task destroyed by the change keeps its last known state.
-                     CASE WHEN t.id IS NULL THEN was.estimate ELSE t.estimate END AS estimate,
-                     COALESCE(t.status, was.status) AS status, COALESCE(t.title, was.title) AS title,
-                     was.in_scope AS was_in, was.estimate AS was_estimate, was.status AS was_status
-                FROM ledger_tracked tr
-               CROSS JOIN unnest(${taskIds}::uuid[]) AS x(id)
-                LEFT JOIN tasks t ON t.id = x.id AND t.project_id = ${project}
-                LEFT JOIN sprint_scope was ON was.sprint_id = tr.id AND was.task_id = x.id
-            ),
-            ledger_moved AS (
-              SELECT * FROM ledger_state s
-               WHERE (s.in_scope OR COALESCE(s.was_in, false))
-                 AND (s.was_in IS NULL OR s.in_scope <> s.was_in OR s.estimate IS DISTINCT FROM s.was_estimate OR s.status IS DISTINCT FROM s.was_status)
-            ),
-            ledger_timeline AS (
-              INSERT INTO sprint_ledger (project_id, sprint_id, task_id, kind, in_scope, carried_over, estimate, status, title, at)
-              SELECT ${project}, m.sprint_id, m.task_id, 'changed', m.in_scope, m.carried_over, m.estimate, m.status, m.title, ${CHANGE_TIME}
-                FROM ledger_moved m
-            ),
-            ledger_scope AS (
-              INSERT INTO sprint_scope AS c (sprint_id, task_id, project_id, entered, entered_estimate, in_scope, carried_over, estimate, status, title)
-              SELECT m.sprint_id, m.task_id, ${project}, m.in_scope, CASE WHEN m.in_scope THEN m.estimate END, m.in_scope, m.carried_over,
-                     m.estimate, m.status, m.title
-                FROM ledger_moved m
-              ON CONFLICT (sprint_id, task_id) DO UPDATE SET
-                entered = c.entered OR (EXCLUDED.in_scope AND NOT c.in_scope),
-                entered_estimate = CASE WHEN EXCLUDED.in_scope AND NOT c.in_scope THEN EXCLUDED.estimate ELSE c.entered_estimate END,
-                left_estimate = CASE WHEN c.in_scope AND NOT EXCLUDED.in_scope AND NOT EXCLUDED.carried_over THEN EXCLUDED.estimate ELSE c.left_estimate END,
-                reestimated = c.reestimated + CASE WHEN c.in_scope AND EXCLUDED.in_scope THEN COALESCE(EXCLUDED.estimate, 0) - COALESCE(c.estimate, 0) ELSE 0 END,
-                in_scope = EXCLUDED.in_scope, carried_over = EXCLUDED.carried_over,
-                estimate = EXCLUDED.estimate, status = EXCLUDED.status, title = EXCLUDED.title
-            ),`;
+      ? []
+      : [
+          cte('ledger_tracked')`
+            -- The project's active sprint, or the one this change closes (its open tasks leave with the close).
+            SELECT s.id, s.id = ANY(${closed}::uuid[]) AS closing FROM sprints s
+             WHERE s.project_id = ${project} AND (s.status = 'active' OR s.id = ANY(${closed}::uuid[]))
+               AND NOT s.id = ANY(${activated}::uuid[])`,
+          cte('ledger_state')`
+            SELECT tr.id AS sprint_id, x.id AS task_id,
+                   ${IN_SCOPE_SQL} AS in_scope,
+                   ${CARRIED_OVER_SQL} AS carried_over,
+                   -- A task destroyed by the change keeps its last known state.
+                   CASE WHEN t.id IS NULL THEN was.estimate ELSE t.estimate END AS estimate,
+                   COALESCE(t.status, was.status) AS status, COALESCE(t.title, was.title) AS title,
+                   was.in_scope AS was_in, was.estimate AS was_estimate, was.status AS was_status
+              FROM ledger_tracked tr
+             CROSS JOIN unnest(${taskIds}::uuid[]) AS x(id)
+              LEFT JOIN tasks t ON t.id = x.id AND t.project_id = ${project}
+              LEFT JOIN sprint_scope was ON was.sprint_id = tr.id AND was.task_id = x.id`,
+          cte('ledger_moved')`SELECT * FROM ledger_state s WHERE ${LEDGER_RECORDS_SQL}`,
+          cte('ledger_timeline')`
+            INSERT INTO sprint_ledger (project_id, sprint_id, task_id, kind, in_scope, carried_over, estimate, status, title, at)
+            SELECT ${project}, m.sprint_id, m.task_id, 'changed', m.in_scope, m.carried_over, m.estimate, m.status, m.title, ${CHANGE_TIME}
+              FROM ledger_moved m`,
+          cte('ledger_scope')`
+            INSERT INTO sprint_scope AS c (${FIRST_SEEN.columns})
+            SELECT ${FIRST_SEEN.values(project)} FROM ledger_moved m
+            ON CONFLICT (sprint_id, task_id) DO UPDATE SET
+              ${NEXT}`,
+        ];
   const freeze = closed.map((sprintId) => freezeReport(change.projectId, sprintId));
-  if (follow !== null && closed.length === 0) return { before: commit, ctes: follow };
-  return { before: [...commit, ...(follow === null ? [] : [standalone(follow)]), ...freeze], ctes: null };
+  if (closed.length === 0) return { before: commit, ctes: follow };
+  return { before: [...commit, ...(follow.length === 0 ? [] : [standalone(follow)]), ...freeze], ctes: [] };
 }
 
 /** sprintLedgerParts as statements of their own, in order (bench/sprint-replay.js writes the ledger so). */
 export function sprintLedger(change: Change): Prisma.Sql[] {
   const { before, ctes } = sprintLedgerParts(change);
-  return ctes === null ? before : [...before, standalone(ctes)];
+  return ctes.length === 0 ? before : [...before, standalone(ctes)];
 }
 
-/** Data-modifying CTEs (each followed by a comma) as a statement: PostgreSQL runs them whether or not the query reads them. */
-function standalone(ctes: Prisma.Sql): Prisma.Sql {
-  return Prisma.sql`WITH ${ctes} done AS (SELECT) SELECT NULL`;
+/** Data-modifying CTEs as a statement: PostgreSQL runs them whether or not the query reads them. */
+function standalone(ctes: readonly Cte[]): Prisma.Sql {
+  return withCtes(ctes)`SELECT NULL`;
 }
 
-/** At a close, after the ledger's rows: the report as it stands at the close, kept for ever; velocity reads its two tallies. */
+/**
+ * At a close, after the ledger's rows: the report as it stands at the close, kept for ever
+ * (section 19: "A closed sprint's report is frozen: it never changes after the close, whatever
+ * happens to its tasks later"); velocity reads its two tallies.
+ */
 function freezeReport(projectId: string, sprintId: string): Prisma.Sql {
   return Prisma.sql`
     UPDATE sprints SET report = r.report, closed_tallies = json_build_object('committed', r.report->'committed', 'completed', r.report->'completed')
@@ -146,11 +161,11 @@ export function committedSql(sprint: Prisma.Sql): Prisma.Sql {
  * and estimate as the ledger last saw them, one that left as it is now (at the close, when
  * frozen); a destroyed one as the ledger last saw it.
  */
-export function reportSql(projectId: string, sprintId: string): Prisma.Sql {
+export function reportSql(projectId: string, sprintId: string): Statement<{ report: SprintReportDto }> {
   const fromScope = Prisma.sql`
     SELECT c.task_id, c.committed, c.committed_estimate, c.entered_estimate, c.left_estimate, c.reestimated,
-           c.in_scope OR c.carried_over AS in_end, c.carried_over,
-           NOT c.committed AND c.entered AS added, (c.committed OR c.entered) AND NOT (c.in_scope OR c.carried_over) AS removed, t.rank,
+           ${Prisma.raw(REPORT_COUNTS.in_end)} AS in_end, c.carried_over,
+           ${Prisma.raw(REPORT_COUNTS.added)} AS added, ${Prisma.raw(REPORT_COUNTS.removed)} AS removed, t.rank,
            COALESCE(t.title, c.title) AS title,
            -- As at the close (or now) for a task still counted there; as it is now for one that left.
            CASE WHEN c.in_scope OR c.carried_over OR t.id IS NULL THEN c.status ELSE t.status END AS status,
@@ -198,7 +213,7 @@ export function reportSql(projectId: string, sprintId: string): Prisma.Sql {
  * close day or today, in Madrid days; each day's tallies at the end of that day (today: now; the
  * close day: at the close, before its open tasks moved out). Null for a planned sprint.
  */
-export function burndownSql(projectId: string, sprintId: string): Prisma.Sql {
+export function burndownSql(projectId: string, sprintId: string): Statement<{ burndown: BurndownDto }> {
   const scope = tally('x.in_scope', 'x.estimate');
   const completed = tally("x.in_scope AND x.status = 'done'", 'x.estimate');
   return Prisma.sql`
@@ -245,7 +260,7 @@ export function burndownSql(projectId: string, sprintId: string): Prisma.Sql {
  * The project's last `last` closed sprints, most recently closed first, each with what its frozen
  * report committed and completed, and the mean of their completed tasks and points (0 with none).
  */
-export function velocitySql(projectId: string, last: number): Prisma.Sql {
+export function velocitySql(projectId: string, last: number): Statement<{ velocity: VelocityDto }> {
   return Prisma.sql`
     WITH closed AS (
       SELECT s.id, s.name, s.closed_at, s.closed_tallies AS tallies FROM sprints s

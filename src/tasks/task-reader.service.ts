@@ -3,7 +3,7 @@ import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import type { JsonText } from '../common/http/json-text';
 import { PrismaService } from '../database/prisma.service';
-import type { Sql } from '../database/sql';
+import { cte, statement, withCtes, type Sql } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import type { TaskDetailDto, TaskDto } from './task.dto';
 import type { TaskListFilter } from './task-list-filters';
@@ -59,8 +59,9 @@ const MAX_VERSIONS_BY_DELTAS = 1000;
 
 interface PageRow {
   /** The page's tasks as a JSON array, as PostgreSQL wrote it. */
-  tasks: string;
+  tasks: JsonText<TaskDto[]>;
   total: number;
+  /** task_list_versions.version, a bigint, read as text (Column says why). */
   version: string;
   /** The list order's position of the last task shown (ListOrder.cursorAt), when more tasks follow it. */
   next: string | null;
@@ -129,8 +130,11 @@ export class TaskReader {
 
   /** The project's task list version (TaskListCache); 0 until its tasks first change. Read before every list: prepared. */
   private async version(projectId: string): Promise<string> {
-    const [row] = await this.prisma.preparedSql.$queryRaw<{ version: string }[]>`
-      SELECT COALESCE((SELECT v.version FROM task_list_versions v WHERE v.project_id = ${projectId}::uuid), 0)::text AS version`;
+    // A bigint, read as text (Column says why).
+    const [row] = await this.prisma.preparedSql.rows(
+      statement<{ version: string }>(Prisma.sql`
+        SELECT COALESCE((SELECT v.version FROM task_list_versions v WHERE v.project_id = ${projectId}::uuid), 0)::text AS version`),
+    );
     return row.version;
   }
 
@@ -159,45 +163,48 @@ export class TaskReader {
     // `shown` holds one task more than the page, to know whether a next page exists.
     // PostgreSQL runs an uncorrelated subquery in a CASE branch only if that branch is
     // taken: the deltas are read, or the matches counted, only when the total must move.
-    const [row] = await this.prisma.sql.$queryRaw<PageRow[]>`
-      WITH shown AS MATERIALIZED (
-        SELECT t.*, ${Prisma.raw(cursorAt)}::text AS cursor_at, row_number() OVER (ORDER BY ${sort}) AS position
-          FROM (SELECT t.* FROM tasks t WHERE ${matches} ${keyset} ORDER BY ${sort} LIMIT ${limit + 1}) t
-      ),
-      ${TASK_VIEW_CTES},
-      version AS (
-        SELECT COALESCE(v.version, 0) AS version, COALESCE(v.deltas_from, 0) AS deltas_from
-          FROM (SELECT 1) one LEFT JOIN task_list_versions v ON v.project_id = ${projectId}::uuid
-      )
-      SELECT version.version::text AS version,
-             CASE WHEN version.version = ${knownVersion}::bigint THEN ${knownTotal}::int
-                  WHEN ${rowOnly} AND ${knownVersion}::bigint >= version.deltas_from
-                       AND version.version - ${knownVersion}::bigint <= ${MAX_VERSIONS_BY_DELTAS}
-                    THEN ${knownTotal}::int + (
-                      SELECT COALESCE(sum(
-                               (SELECT count(*) FROM jsonb_populate_record(NULL::tasks, d.new_row) t WHERE ${matches})
-                             - (SELECT count(*) FROM jsonb_populate_record(NULL::tasks, d.old_row) t WHERE ${matches})), 0)::int
-                        FROM task_list_deltas d
-                       WHERE d.project_id = ${projectId}::uuid AND d.version > ${knownVersion}::bigint)
-                  ELSE (SELECT count(*)::int FROM tasks t WHERE ${matches}) END AS total,
-             (SELECT COALESCE(json_agg(${taskJson({ trash: order === 'deleted' })} ORDER BY t.position), '[]'::json)::text
-                FROM shown t ${TASK_VIEW_JOINS}
-               WHERE t.position <= ${limit}) AS tasks,
-             next.cursor_at AS next
-        FROM version
-        LEFT JOIN (SELECT t.cursor_at FROM shown t
-                    WHERE t.position = ${limit} AND EXISTS (SELECT 1 FROM shown WHERE shown.position > ${limit})) next ON true`;
+    const [row] = await this.prisma.sql.rows(
+      statement<PageRow>(withCtes([
+        cte('shown', { materialized: true })`
+          SELECT t.*, ${Prisma.raw(cursorAt)}::text AS cursor_at, row_number() OVER (ORDER BY ${sort}) AS position
+            FROM (SELECT t.* FROM tasks t WHERE ${matches} ${keyset} ORDER BY ${sort} LIMIT ${limit + 1}) t`,
+        ...TASK_VIEW_CTES,
+        cte('version')`
+          SELECT COALESCE(v.version, 0) AS version, COALESCE(v.deltas_from, 0) AS deltas_from
+            FROM (SELECT 1) one LEFT JOIN task_list_versions v ON v.project_id = ${projectId}::uuid`,
+      ])`
+        SELECT version.version::text AS version,
+               CASE WHEN version.version = ${knownVersion}::bigint THEN ${knownTotal}::int
+                    WHEN ${rowOnly} AND ${knownVersion}::bigint >= version.deltas_from
+                         AND version.version - ${knownVersion}::bigint <= ${MAX_VERSIONS_BY_DELTAS}
+                      THEN ${knownTotal}::int + (
+                        SELECT COALESCE(sum(
+                                 (SELECT count(*) FROM jsonb_populate_record(NULL::tasks, d.new_row) t WHERE ${matches})
+                               - (SELECT count(*) FROM jsonb_populate_record(NULL::tasks, d.old_row) t WHERE ${matches})), 0)::int
+                          FROM task_list_deltas d
+                         WHERE d.project_id = ${projectId}::uuid AND d.version > ${knownVersion}::bigint)
+                    ELSE (SELECT count(*)::int FROM tasks t WHERE ${matches}) END AS total,
+               (SELECT COALESCE(json_agg(${taskJson({ trash: order === 'deleted' })} ORDER BY t.position), '[]'::json)::text
+                  FROM shown t ${TASK_VIEW_JOINS}
+                 WHERE t.position <= ${limit}) AS tasks,
+               next.cursor_at AS next
+          FROM version
+          LEFT JOIN (SELECT t.cursor_at FROM shown t
+                      WHERE t.position = ${limit} AND EXISTS (SELECT 1 FROM shown WHERE shown.position > ${limit})) next ON true`),
+    );
     return row;
   }
 
   /** A live task of the project in full, or null. Pass the transaction to read inside it. */
   async detail(projectId: string, taskId: string, db: Sql = this.prisma.sql): Promise<TaskDetailDto | null> {
-    const rows = await db.$queryRaw<{ task: TaskDetailDto }[]>`
-      WITH shown AS (
-        SELECT t.* FROM tasks t WHERE t.id = ${taskId}::uuid AND t.project_id = ${projectId}::uuid AND t.deleted_at IS NULL
+    const rows = await db.rows(
+      statement<{ task: TaskDetailDto }>(
+        withCtes([
+          cte('shown')`SELECT t.* FROM tasks t WHERE t.id = ${taskId}::uuid AND t.project_id = ${projectId}::uuid AND t.deleted_at IS NULL`,
+          ...TASK_VIEW_CTES,
+        ])`SELECT ${taskJson({ detail: true })} AS task FROM shown t ${TASK_VIEW_JOINS}`,
       ),
-      ${TASK_VIEW_CTES}
-      SELECT ${taskJson({ detail: true })} AS task FROM shown t ${TASK_VIEW_JOINS}`;
+    );
     return rows[0]?.task ?? null;
   }
 }

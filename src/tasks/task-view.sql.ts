@@ -1,3 +1,4 @@
+import { cte, type Cte } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import { labelJson, memberJson } from '../projects/project-resources.sql';
 import { TASK_SQL } from './task-fields';
@@ -27,23 +28,22 @@ export function taskJson(view: { detail?: boolean; trash?: boolean } = {}): Pris
 /**
  * What a task's JSON reads besides the task itself, found once for all the tasks shown, walking
  * from them by index: their labels, and which of them wait for an unfinished live blocker. To
- * follow the CTE `shown` (`WITH shown AS (...), ${TASK_VIEW_CTES}`). Materialized, so that the
+ * follow the CTE `shown` (`withCtes([cte('shown')`...`, ...TASK_VIEW_CTES, ...])`...``). Materialized, so that the
  * plan cannot run them once per task: with a hundred tasks (a bulk create), the generic plan of
  * ChangeLog's statement aggregated every task's labels again for each task, and a subquery per
  * task for `blocked` was run as one hash over every live task and dependency of the database
  * (together 23 of its 30 ms).
  */
-export const TASK_VIEW_CTES = Prisma.raw(`
-  shown_labels AS MATERIALIZED (
-    SELECT tl.task_id, json_agg(${labelJson('l').sql} ORDER BY l.name, l.id) AS labels
+export const TASK_VIEW_CTES: readonly Cte[] = [
+  cte('shown_labels', { materialized: true })`
+    SELECT tl.task_id, json_agg(${labelJson('l')} ORDER BY l.name, l.id) AS labels
       FROM shown JOIN task_labels tl ON tl.task_id = shown.id JOIN labels l ON l.id = tl.label_id
-     GROUP BY tl.task_id
-  ),
-  shown_blocked AS MATERIALIZED (
+     GROUP BY tl.task_id`,
+  cte('shown_blocked', { materialized: true })`
     SELECT DISTINCT d.task_id
       FROM shown JOIN task_dependencies d ON d.task_id = shown.id JOIN tasks blocker ON blocker.id = d.blocked_by_id
-     WHERE blocker.deleted_at IS NULL AND blocker.status NOT IN ('done', 'cancelled')
-  )`);
+     WHERE blocker.deleted_at IS NULL AND blocker.status NOT IN ('done', 'cancelled')`,
+];
 
 /** The rows of a task's JSON, joined to `FROM shown t`. */
 export const TASK_VIEW_JOINS = Prisma.raw(`
