@@ -295,6 +295,20 @@ describe('estimates and the backlog order (decisions.md section 18)', () => {
       expect(await order(project)).toEqual(['a', 'd', 'b', 'c', 'e']);
     });
 
+    it('answers every task of the move in full, those that keep their rank too, with task.updated only for those that moved', async () => {
+      const project = await createProject(t, 'Bulk move keeping a rank');
+      const tasks = await tasksTitled(project, ['a', 'b', 'c']);
+      await project.api.post(`/api/v1/tasks/${tasks.b.id}/move`, { before: tasks.a.id }).expect(200);
+      const after = await lastSequence(project);
+      const b = (await project.api.get(`/api/v1/tasks/${tasks.b.id}`).expect(200)).body.task;
+      // b already stands at the top: only c moves, above it.
+      const res = await project.api.post('/api/v1/tasks/move', { taskIds: [tasks.c.id, tasks.b.id], to: 'top' }).expect(200);
+      expect(res.body.tasks.map((task: TaskJson) => task.title)).toEqual(['c', 'b']);
+      expect(res.body.tasks[1]).toEqual(b);
+      expect(await order(project)).toEqual(['c', 'b', 'a']);
+      expect((await events(project, after)).map((event: TaskJson) => event.data.task.title)).toEqual(['c']);
+    });
+
     it('is all or nothing: one task that is not live in the project is 404 and nothing moves; a task twice, or the place among them, is 400', async () => {
       const project = await createProject(t, 'Bulk move errors');
       const tasks = await tasksTitled(project, ['a', 'b', 'c']);

@@ -109,6 +109,9 @@ export class TaskOrderService {
       await precondition?.(tx);
       if (changed.length === 0) return Promise.all(taskIds.map(async (id) => (await this.reader.detail(projectId, id, tx))!));
 
+      // The moved tasks that keep their ranks are read now: record commits, and shows only the tasks it changes.
+      const kept = new Map<string, TaskDetailDto>();
+      for (const id of taskIds) if (!changed.some((task) => task.id === id)) kept.set(id, (await this.reader.detail(projectId, id, tx))!);
       const records: TaskChange[] = changed.map(({ id, rank }) => ({
         task: id,
         action: 'updated',
@@ -122,7 +125,7 @@ export class TaskOrderService {
             FROM unnest(${changed.map((task) => task.id)}::uuid[], ${changed.map((task) => rankText(task.rank))}::text[]) AS m(id, rank)
            WHERE t.id = m.id AND t.project_id = ${projectId}::uuid`,
       );
-      return Promise.all(taskIds.map(async (id) => recorded.tasks[id] ?? (await this.reader.detail(projectId, id, tx))!));
+      return taskIds.map((id) => recorded.tasks[id] ?? kept.get(id)!);
     });
   }
 }
