@@ -84,7 +84,11 @@ type ReadOnlyInBodies = 'rank';
 
 // The body fields are exactly TASK_FIELDS' written ones (and the label set), with their types:
 // a row without its property, or a property without its row, fails the build.
-const _createTaskBodyHasEveryField: SameKeys<keyof CreateTaskDto, WritableField<typeof TASK_FIELDS> | 'labelIds' | ReadOnlyInBodies> = true;
+const _createTaskBodyHasEveryField: SameKeys<
+  keyof CreateTaskDto,
+  WritableField<typeof TASK_FIELDS> | 'labelIds' | ReadOnlyInBodies,
+  'CreateTaskDto'
+> = true;
 const _createTaskBodyTypes: Required<Omit<CreateTaskDto, ReadOnlyInBodies>> extends TaskFields ? true : false = true;
 
 /** Up to 100 tasks created at once, all or none (decisions.md section 16). */
@@ -105,7 +109,8 @@ const CREATE_ONLY_TASK_FIELDS = ['parentId'] as const satisfies readonly Exclude
 >[];
 const _createOnlyListed: SameKeys<
   (typeof CREATE_ONLY_TASK_FIELDS)[number],
-  Exclude<WritableField<typeof TASK_FIELDS>, PatchableField<typeof TASK_FIELDS>>
+  Exclude<WritableField<typeof TASK_FIELDS>, PatchableField<typeof TASK_FIELDS>>,
+  'CREATE_ONLY_TASK_FIELDS'
 > = true;
 
 /**
@@ -336,9 +341,12 @@ export class TaskDetailDto extends TaskDto {
 
 // Answers show exactly TASK_FIELDS' shown fields and the relation views (TASK_RELATION_VIEWS),
 // as task-view.sql.ts builds them: a shown row without its property, or the reverse, fails the build.
-const _taskAnswerHasEveryField: SameKeys<keyof TaskDto, ShownField<typeof TASK_FIELDS, 'list'> | ShownRelation<'list'>> = true;
-const _taskDetailHasEveryField: SameKeys<keyof TaskDetailDto, keyof TaskDto | ShownField<typeof TASK_FIELDS, 'detail'> | ShownRelation<'detail'>> =
-  true;
+const _taskAnswerHasEveryField: SameKeys<keyof TaskDto, ShownField<typeof TASK_FIELDS, 'list'> | ShownRelation<'list'>, 'TaskDto'> = true;
+const _taskDetailHasEveryField: SameKeys<
+  keyof TaskDetailDto,
+  keyof TaskDto | ShownField<typeof TASK_FIELDS, 'detail'> | ShownRelation<'detail'>,
+  'TaskDetailDto'
+> = true;
 
 // And each property carries its row's validation and OpenAPI property (fails at start otherwise).
 requireFieldDecorators(CreateTaskDto, TaskBodyField, TASK_WRITABLE.all, 'TASK_FIELDS says clients write it');

@@ -11,8 +11,11 @@ export class TrashedTaskDto extends TaskDto {
 }
 
 // The trash shows exactly what TASK_FIELDS and TASK_RELATION_VIEWS show there (task-view.sql.ts).
-const _trashedTaskHasEveryField: SameKeys<keyof TrashedTaskDto, keyof TaskDto | ShownField<typeof TASK_FIELDS, 'trash'> | ShownRelation<'trash'>> =
-  true;
+const _trashedTaskHasEveryField: SameKeys<
+  keyof TrashedTaskDto,
+  keyof TaskDto | ShownField<typeof TASK_FIELDS, 'trash'> | ShownRelation<'trash'>,
+  'TrashedTaskDto'
+> = true;
 
 export class TrashListDto {
   /** Most recently deleted first. */

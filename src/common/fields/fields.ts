@@ -275,10 +275,15 @@ export type ShownField<Table extends FieldTable, In extends View> = {
 export type FieldValues<Table extends FieldTable, K extends keyof Table = keyof Table> = { [P in K]: FieldValue<Table[P]> };
 
 /**
- * Compiles only when A and B are the same set of keys: `const check: SameKeys<A, B> = true`
- * fails the build when a DTO and its field table disagree, naming the keys.
+ * Compiles only when A (the keys of `What`, a DTO) and B (what its field table says it must have)
+ * are the same set: `const check: SameKeys<keyof Dto, ..., 'Dto'> = true` fails the build when
+ * they disagree, with a message that names the keys (`{ "CreateTaskDto lacks": "externalUrl" }`).
  */
-export type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : { missingFromFirst: Exclude<B, A> }) : { missingFromSecond: Exclude<A, B> };
+export type SameKeys<A, B, What extends string = 'the DTO'> = [A] extends [B]
+  ? [B] extends [A]
+    ? true
+    : { [K in `${What} lacks`]: Exclude<B, A> }
+  : { [K in `${What} has beyond its field table`]: Exclude<A, B> };
 
 /**
  * The class-validator rules and OpenAPI property of a body field, from its row: absent is
