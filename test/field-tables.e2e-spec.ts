@@ -28,6 +28,7 @@ function samples(field: Field): { valid: [unknown, unknown]; invalid: unknown[];
     maxLength?: number;
     minimum?: number;
     maximum?: number;
+    pattern?: string;
   };
   if (schema.enum) return { valid: [schema.enum[schema.enum.length - 1], schema.enum[0]], invalid: ['nope', 3, ''], apiOnly: [] };
   if (schema.format === 'date') return { valid: ['2026-12-24', '2027-02-28'], invalid: ['2026-02-30', '24/12/2026', 20261224], apiOnly: [] };
@@ -60,7 +61,8 @@ function samples(field: Field): { valid: [unknown, unknown]; invalid: unknown[];
       apiOnly,
     };
   }
-  if (schema.type === 'string') {
+  // Plain text: a kind of text with a format or a pattern of its own needs samples of its own.
+  if (schema.type === 'string' && !schema.format && !schema.pattern) {
     const [min, max] = [schema.minLength ?? 0, schema.maxLength!];
     const blank = 'not_blank' in field.kind.checks(field.column) ? ['', ' \t '] : min > 0 ? [''] : [];
     return { valid: ['x'.repeat(Math.max(min, 1)), '😀'.repeat(max)], invalid: ['x'.repeat(max + 1), 42, ...blank], apiOnly: [] };
