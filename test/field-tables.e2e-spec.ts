@@ -1,5 +1,18 @@
 import { fieldRuleDifferences } from '../src/common/fields/field-rules';
-import { clientWrite, type Field, type FieldTable } from '../src/common/fields/fields';
+import { validate } from 'class-validator';
+import {
+  bodyField,
+  calendarDate,
+  clientWrite,
+  decimal,
+  type Field,
+  type FieldKind,
+  type FieldTable,
+  integer,
+  oneOf,
+  text,
+  url,
+} from '../src/common/fields/fields';
 import { FIELD_TABLES } from '../src/field-tables';
 import { Prisma } from '../src/generated/prisma/client';
 import { SPRINT_FIELDS } from '../src/sprints/sprint-fields';
@@ -218,6 +231,62 @@ describe('the field tables', () => {
         }
       },
     );
+  });
+
+  // Every kind clients write, whether or not a field uses it yet: the API (its row's validators)
+  // and the database (its column type and CHECKs, on a scratch table) take its valid samples, and
+  // refuse its invalid ones (the database: all it could store, but its apiOnly ones).
+  describe.each([
+    ['text(1, 200, { notBlank: true })', text(1, 200, { notBlank: true })],
+    ['text(0, 1000)', text(0, 1000)],
+    ['url(2000)', url(2000)],
+    ['integer(0, 1000)', integer(0, 1000)],
+    ['integer(-5, 5)', integer(-5, 5)],
+    ['decimal(0, 1000, 1)', decimal(0, 1000, 1)],
+    ["oneOf(TASK_PRIORITIES, 'task_priority')", oneOf(['urgent', 'high', 'medium', 'low', 'none'], 'task_priority')],
+    ['calendarDate()', calendarDate()],
+  ] as [string, FieldKind<unknown>][])('the kind %s', (_name, kind) => {
+    const field: Field = { column: 'value', kind, write: {}, shown: 'list' };
+
+    it('is valid to the API for its valid samples, and invalid for its invalid ones', async () => {
+      class Probe {
+        value: unknown;
+      }
+      bodyField(field)(Probe.prototype, 'value');
+      const verdicts = async (values: unknown[]) =>
+        Promise.all(values.map(async (value) => [value, (await validate(Object.assign(new Probe(), { value }))).length === 0]));
+      const { valid, invalid } = samples(field);
+      expect(await verdicts(valid)).toEqual(valid.map((value) => [value, true]));
+      expect(await verdicts(invalid)).toEqual(invalid.map((value) => [value, false]));
+    });
+
+    it('is stored by the database for its valid samples, and refused for the invalid ones it could store', async () => {
+      const stored = await t.prisma.engine.withSession(async (session) => {
+        await session.exec('BEGIN');
+        try {
+          await session.exec(`CREATE TEMPORARY TABLE kind_probe (value ${kind.columnType})`);
+          for (const [suffix, predicate] of Object.entries(kind.checks('value'))) {
+            await session.exec(`ALTER TABLE kind_probe ADD CONSTRAINT "kind_probe_${suffix}" CHECK (${predicate})`);
+          }
+          const store = async (value: unknown) => {
+            await session.exec('SAVEPOINT probe');
+            try {
+              await session.query(`INSERT INTO kind_probe (value) VALUES ($1::${kind.sqlType})`, [value]);
+              return true;
+            } catch {
+              await session.exec('ROLLBACK TO SAVEPOINT probe');
+              return false;
+            }
+          };
+          const verdicts: [unknown, boolean][] = [];
+          for (const value of [...samples(field).valid, ...refusedByDatabase(field)]) verdicts.push([value, await store(value)]);
+          return verdicts;
+        } finally {
+          await session.exec('ROLLBACK');
+        }
+      });
+      expect(stored).toEqual([...samples(field).valid.map((value) => [value, true]), ...refusedByDatabase(field).map((value) => [value, false])]);
+    });
   });
 
   it('answers a task with exactly the keys TASK_FIELDS and TASK_RELATION_VIEWS declare: in lists, in full, in the trash and in events', async () => {
