@@ -78,7 +78,8 @@ function samples(field: Field): { valid: [unknown, unknown]; invalid: unknown[];
   if (schema.type === 'string' && !schema.format && !schema.pattern) {
     const [min, max] = [schema.minLength ?? 0, schema.maxLength!];
     const blank = 'not_blank' in field.kind.checks(field.column) ? ['', ' \t '] : min > 0 ? [''] : [];
-    return { valid: ['x'.repeat(Math.max(min, 1)), '😀'.repeat(max)], invalid: ['x'.repeat(max + 1), 42, ...blank], apiOnly: [] };
+    const tooShort = min > 1 ? ['x'.repeat(min - 1)] : [];
+    return { valid: ['x'.repeat(Math.max(min, 1)), '😀'.repeat(max)], invalid: ['x'.repeat(max + 1), 42, ...blank, ...tooShort], apiOnly: [] };
   }
   throw new Error(`No samples for a field of schema ${JSON.stringify(schema)}: give its kind samples here`);
 }
@@ -239,6 +240,7 @@ describe('the field tables', () => {
   describe.each([
     ['text(1, 200, { notBlank: true })', text(1, 200, { notBlank: true })],
     ['text(0, 1000)', text(0, 1000)],
+    ['text(3, 10)', text(3, 10)],
     ['url(2000)', url(2000)],
     ['integer(0, 1000)', integer(0, 1000)],
     ['integer(-5, 5)', integer(-5, 5)],

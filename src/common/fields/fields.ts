@@ -57,12 +57,10 @@ export function text(min: number, max: number, options: { notBlank?: boolean } =
     schema: { type: 'string', ...(min > 0 ? { minLength: min } : {}), maxLength: max },
     validators: [IsString(), IsText(min, max), ...(options.notBlank ? [IsNotBlank()] : [])],
     columnType: `character varying(${max})`,
+    // Not blank implies one character at least.
     checks: (column) => ({
-      ...(options.notBlank
-        ? { not_blank: `${quoted(column)} ~ '[^[:space:]]'` }
-        : min > 0
-          ? { min_length: `char_length(${quoted(column)}) >= ${min}` }
-          : {}),
+      ...(options.notBlank ? { not_blank: `${quoted(column)} ~ '[^[:space:]]'` } : {}),
+      ...(min > (options.notBlank ? 1 : 0) ? { min_length: `char_length(${quoted(column)}) >= ${min}` } : {}),
     }),
   };
 }
