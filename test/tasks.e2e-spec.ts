@@ -1,25 +1,9 @@
 import { createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
+import { taskKeys } from '../src/tasks/task-view.sql';
 import { startTestApp, TestApp } from './support/test-app';
 
-const LIST_ITEM_KEYS = [
-  'assignee',
-  'blocked',
-  'completedAt',
-  'createdAt',
-  'dueDate',
-  'estimate',
-  'id',
-  'labels',
-  'parentId',
-  'priority',
-  'projectId',
-  'rank',
-  'sprint',
-  'status',
-  'title',
-  'updatedAt',
-];
-const DETAIL_KEYS = [...LIST_ITEM_KEYS, 'dependencies', 'description'].sort();
+// A task's keys in full, as TASK_FIELDS and TASK_RELATION_VIEWS declare them (no list kept here).
+const DETAIL_KEYS = taskKeys('detail').sort();
 
 describe('tasks', () => {
   let t: TestApp;

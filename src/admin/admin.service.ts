@@ -5,7 +5,7 @@ import { APP_ACTOR, CHANGE_TIME, changesBetween, ChangeRecord } from '../changes
 import { ChangeLog, Recorded } from '../changes/change-log.service';
 import { lockLabel, lockMember } from '../changes/locks';
 import { isoTimestamp } from '../common/dates';
-import { databaseViolation } from '../common/errors/database-errors';
+import { violates } from '../common/errors/database-errors';
 import { conflict, notFound } from '../common/errors/problem';
 import { PrismaService } from '../database/prisma.service';
 import type { SqlTransaction } from '../database/sql';
@@ -177,6 +177,6 @@ export class AdminService {
 
 /** Label names are unique within a project (the database's unique index says so, also between two requests at once). */
 function labelNameTaken(error: unknown): never {
-  if (databaseViolation(error) === 'unique') throw conflict('conflict', 'The project has a label of that name');
+  if (violates(error, 'labels_project_id_name_key')) throw conflict('conflict', 'The project has a label of that name');
   throw error;
 }

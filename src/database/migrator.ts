@@ -6,6 +6,13 @@ import type { SqlSession } from './database-engine';
 /** Where `prisma migrate dev` writes the migrations, in the source tree and next to dist/. */
 export const MIGRATIONS_DIR = path.resolve(__dirname, '../../prisma/migrations');
 
+/**
+ * How a migration of field rules begins (written by `npm run db:migration`: the CHECKs the field
+ * tables' kinds require). Like a migration that begins `-- hand-written`, it holds what
+ * schema.prisma cannot say (test/migrator.e2e-spec.ts).
+ */
+export const FIELD_RULES_MARKER = '-- field rules';
+
 // Any fixed number: every instance of the service takes the same lock.
 const MIGRATION_LOCK_KEY = 72_707_369;
 

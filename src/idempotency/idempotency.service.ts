@@ -1,6 +1,6 @@
 import { HttpStatus, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { Response } from 'express';
-import { databaseViolation } from '../common/errors/database-errors';
+import { violates } from '../common/errors/database-errors';
 import { Problem } from '../common/errors/problem';
 import { answerBody } from '../common/http/entity-tag';
 import { JSON_CONTENT_TYPE } from '../common/http/json-text';
@@ -110,7 +110,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestr
                                  ${body}, ${expiresAt}::timestamptz)`,
             );
           } catch (error) {
-            if (databaseViolation(error) === 'unique') throw inProgress();
+            if (violates(error, 'idempotent_requests_pkey')) throw inProgress();
             throw error;
           }
         }

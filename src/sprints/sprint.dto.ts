@@ -1,9 +1,9 @@
 import { ApiHideProperty, ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
-import { SameKeys, ShownField, WritableField } from '../common/fields/fields';
+import { requireFieldDecorators, SameKeys, ShownField, shownFields, WritableField } from '../common/fields/fields';
 import { ReadOnlyField } from '../common/validation/validators';
 import type { SprintStatus } from '../generated/prisma/enums';
-import { SPRINT_FIELDS, SprintAnswerField, SprintBodyField, SprintFields } from './sprint-fields';
+import { SPRINT_FIELDS, SPRINT_WRITABLE, SprintAnswerField, SprintBodyField, SprintFields } from './sprint-fields';
 
 export class CreateSprintDto {
   /** 1 to 100 characters, not only white space. */
@@ -76,6 +76,9 @@ export class SprintDto {
 
 // Answers show exactly SPRINT_FIELDS' shown fields (sprint-view.sql.ts builds them from the table).
 const _sprintAnswerHasEveryField: SameKeys<keyof SprintDto, ShownField<typeof SPRINT_FIELDS, 'list'>> = true;
+// And each property carries its row's validation and OpenAPI property (fails at start otherwise).
+requireFieldDecorators(CreateSprintDto, SprintBodyField, SPRINT_WRITABLE.all, 'SPRINT_FIELDS says clients write it');
+requireFieldDecorators(SprintDto, SprintAnswerField, shownFields(SPRINT_FIELDS, 'list'), 'SPRINT_FIELDS shows it');
 
 export class SprintResponseDto {
   sprint: SprintDto;

@@ -4,7 +4,7 @@ import type { Caller } from '../auth/caller';
 import { ChangeLog } from '../changes/change-log.service';
 import { APP_ACTOR, CHANGE_TIME, changesBetween, TaskChange } from '../changes/change';
 import { sentFields, withDefaults } from '../common/fields/fields';
-import { databaseViolation } from '../common/errors/database-errors';
+import { violates } from '../common/errors/database-errors';
 import { badRequest, conflict, notFound } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
 import { isUuid } from '../common/ids';
@@ -120,7 +120,7 @@ export class SprintsService {
       return { sprint };
     } catch (error) {
       // Two activations at once: the partial unique index lets only one commit.
-      if (databaseViolation(error) === 'unique') throw conflict('conflict', 'The project already has an active sprint');
+      if (violates(error, 'sprints_one_active_per_project')) throw conflict('conflict', 'The project already has an active sprint');
       throw error;
     }
   }

@@ -1,4 +1,5 @@
 import {
+  asciiKey,
   calendarDate,
   decimal,
   fieldDecorator,
@@ -38,31 +39,48 @@ export { TaskPriority, TaskStatus };
  * create defaults, the PATCH pick list, and the validation and OpenAPI properties of the DTOs
  * (@TaskBodyField, @TaskAnswerField in task.dto.ts). docs/extending.md: adding a field.
  *
- * Relations are hand-written where they are not a column's value: assigneeId and sprintId are
- * shown as `assignee` and `sprint` objects, labels and dependencies live in tables of their own
- * (task-view.sql.ts, task-references.ts).
+ * Every row says who writes it (`write`: clients, or `'service'`) and where answers show it
+ * (`shown`, or `{ not: why }`). Relations are hand-written where they are not a column's value
+ * (TASK_RELATION_VIEWS, task-view.sql.ts): assigneeId and sprintId are shown as `assignee` and
+ * `sprint` objects, labels and dependencies live in tables of their own (task-references.ts).
  */
 export const TASK_FIELDS = {
-  id: { column: 'id', kind: id(), shown: 'list' },
-  projectId: { column: 'project_id', kind: id(), shown: 'list' },
+  id: { column: 'id', kind: id(), write: 'service', shown: 'list' },
+  projectId: { column: 'project_id', kind: id(), write: 'service', shown: 'list' },
   title: { column: 'title', kind: text(1, 200, { notBlank: true }), write: {}, shown: 'list' },
   description: { column: 'description', kind: text(0, 10_000), nullable: true, write: { default: null }, shown: 'detail' },
   status: { column: 'status', kind: oneOf(TASK_STATUSES, 'task_status'), write: { default: TaskStatus.backlog }, shown: 'list' },
   priority: { column: 'priority', kind: oneOf(TASK_PRIORITIES, 'task_priority'), write: { default: TaskPriority.none }, shown: 'list' },
   parentId: { column: 'parent_id', kind: reference(), nullable: true, write: { default: null, createOnly: true }, shown: 'list' },
-  // Shown as `assignee` and `sprint` (task-view.sql.ts).
-  assigneeId: { column: 'assignee_id', kind: reference(), nullable: true, write: { default: null } },
-  sprintId: { column: 'sprint_id', kind: reference(), nullable: true, write: { default: null } },
+  assigneeId: {
+    column: 'assignee_id',
+    kind: reference(),
+    nullable: true,
+    write: { default: null },
+    shown: { not: 'shown as `assignee` (TASK_RELATION_VIEWS)' },
+  },
+  sprintId: {
+    column: 'sprint_id',
+    kind: reference(),
+    nullable: true,
+    write: { default: null },
+    shown: { not: 'shown as `sprint` (TASK_RELATION_VIEWS)' },
+  },
   dueDate: { column: 'due_date', kind: calendarDate(), nullable: true, write: { default: null }, shown: 'list' },
-  completedAt: { column: 'completed_at', kind: instant(), nullable: true, shown: 'list' },
-  createdAt: { column: 'created_at', kind: instant(), shown: 'list' },
-  updatedAt: { column: 'updated_at', kind: instant(), shown: 'list' },
-  deletedAt: { column: 'deleted_at', kind: instant(), nullable: true, shown: 'trash' },
-  // Which DELETE sent the task to the trash: the service's own bookkeeping, not shown.
-  trashedWithId: { column: 'trashed_with_id', kind: id(), nullable: true },
+  completedAt: { column: 'completed_at', kind: instant(), nullable: true, write: 'service', shown: 'list' },
+  createdAt: { column: 'created_at', kind: instant(), write: 'service', shown: 'list' },
+  updatedAt: { column: 'updated_at', kind: instant(), write: 'service', shown: 'list' },
+  deletedAt: { column: 'deleted_at', kind: instant(), nullable: true, write: 'service', shown: 'trash' },
+  trashedWithId: {
+    column: 'trashed_with_id',
+    kind: id(),
+    nullable: true,
+    write: 'service',
+    shown: { not: 'which DELETE sent the task to the trash: the service’s own bookkeeping' },
+  },
   estimate: { column: 'estimate', kind: decimal(0, 1000, 1), nullable: true, write: { default: null }, shown: 'list' },
-  // Written by the service only: at creation and by moves (task-ranks.ts).
-  rank: { column: 'rank', kind: text(1, 64), shown: 'list' },
+  // Written at creation and by moves (task-ranks.ts).
+  rank: { column: 'rank', kind: asciiKey(64), write: 'service', shown: 'list' },
 } as const satisfies TableOf<Task>;
 
 export type TaskField = keyof typeof TASK_FIELDS;
@@ -83,7 +101,7 @@ export type PatchableTaskFields = FieldValues<typeof TASK_FIELDS, PatchableField
 export const NO_TASK_FIELDS: Record<keyof TaskFields, unknown> = { ...nothingOf(TASK_FIELDS), labelIds: [] };
 
 /** On a request DTO's property: the validation and OpenAPI property of its TASK_FIELDS row. */
-export const TaskBodyField = fieldDecorator(TASK_FIELDS, bodyField);
+export const TaskBodyField = fieldDecorator(TASK_FIELDS, bodyField, 'TaskBodyField');
 
 /** On an answer DTO's property: the OpenAPI property of its TASK_FIELDS row. */
-export const TaskAnswerField = fieldDecorator(TASK_FIELDS, shownField);
+export const TaskAnswerField = fieldDecorator(TASK_FIELDS, shownField, 'TaskAnswerField');

@@ -1,5 +1,5 @@
 import { ApiHideProperty, ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
-import { PatchableField, SameKeys, ShownField, WritableField } from '../common/fields/fields';
+import { PatchableField, requireFieldDecorators, SameKeys, ShownField, shownFields, WritableField } from '../common/fields/fields';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../common/pagination/page.dto';
@@ -10,12 +10,14 @@ import {
   TASK_FIELDS,
   TASK_PRIORITIES,
   TASK_STATUSES,
+  TASK_WRITABLE,
   TaskAnswerField,
   TaskBodyField,
   TaskFields,
   TaskPriority,
   TaskStatus,
 } from './task-fields';
+import type { ShownRelation } from './task-view.sql';
 
 // ---- What clients send ----
 
@@ -82,7 +84,11 @@ type ReadOnlyInBodies = 'rank';
 
 // The body fields are exactly TASK_FIELDS' written ones (and the label set), with their types:
 // a row without its property, or a property without its row, fails the build.
-const _createTaskBodyHasEveryField: SameKeys<keyof CreateTaskDto, WritableField<typeof TASK_FIELDS> | 'labelIds' | ReadOnlyInBodies> = true;
+const _createTaskBodyHasEveryField: SameKeys<
+  keyof CreateTaskDto,
+  WritableField<typeof TASK_FIELDS> | 'labelIds' | ReadOnlyInBodies,
+  'CreateTaskDto'
+> = true;
 const _createTaskBodyTypes: Required<Omit<CreateTaskDto, ReadOnlyInBodies>> extends TaskFields ? true : false = true;
 
 /** Up to 100 tasks created at once, all or none (decisions.md section 16). */
@@ -103,7 +109,8 @@ const CREATE_ONLY_TASK_FIELDS = ['parentId'] as const satisfies readonly Exclude
 >[];
 const _createOnlyListed: SameKeys<
   (typeof CREATE_ONLY_TASK_FIELDS)[number],
-  Exclude<WritableField<typeof TASK_FIELDS>, PatchableField<typeof TASK_FIELDS>>
+  Exclude<WritableField<typeof TASK_FIELDS>, PatchableField<typeof TASK_FIELDS>>,
+  'CREATE_ONLY_TASK_FIELDS'
 > = true;
 
 /**
@@ -335,11 +342,24 @@ export class TaskDetailDto extends TaskDto {
   dependencies: DependenciesDto;
 }
 
-// Answers show exactly TASK_FIELDS' shown fields (task-view.sql.ts builds them from the table) and
-// the hand-written relations: a shown row without its property, or the reverse, fails the build.
-type TaskRelationViews = 'assignee' | 'labels' | 'sprint' | 'blocked';
-const _taskAnswerHasEveryField: SameKeys<keyof TaskDto, ShownField<typeof TASK_FIELDS, 'list'> | TaskRelationViews> = true;
-const _taskDetailHasEveryField: SameKeys<keyof TaskDetailDto, keyof TaskDto | ShownField<typeof TASK_FIELDS, 'detail'> | 'dependencies'> = true;
+// Answers show exactly TASK_FIELDS' shown fields and the relation views (TASK_RELATION_VIEWS),
+// as task-view.sql.ts builds them: a shown row without its property, or the reverse, fails the build.
+const _taskAnswerHasEveryField: SameKeys<keyof TaskDto, ShownField<typeof TASK_FIELDS, 'list'> | ShownRelation<'list'>, 'TaskDto'> = true;
+const _taskDetailHasEveryField: SameKeys<
+  keyof TaskDetailDto,
+  keyof TaskDto | ShownField<typeof TASK_FIELDS, 'detail'> | ShownRelation<'detail'>,
+  'TaskDetailDto'
+> = true;
+
+// And each property carries its row's validation and OpenAPI property (fails at start otherwise).
+requireFieldDecorators(CreateTaskDto, TaskBodyField, TASK_WRITABLE.all, 'TASK_FIELDS says clients write it');
+requireFieldDecorators(TaskDto, TaskAnswerField, shownFields(TASK_FIELDS, 'list'), 'TASK_FIELDS shows it in every answer');
+requireFieldDecorators(
+  TaskDetailDto,
+  TaskAnswerField,
+  shownFields(TASK_FIELDS, 'detail').filter((name) => TASK_FIELDS[name].shown === 'detail'),
+  'TASK_FIELDS shows it in the detail view',
+);
 
 export class TaskResponseDto {
   task: TaskDetailDto;

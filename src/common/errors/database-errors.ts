@@ -112,7 +112,13 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
-/** The answer for a database error the service did not catch itself, or null for a 500. */
+/**
+ * The answer for a database error the service did not catch itself, or null for a 500.
+ * A constraint violation is not answered here: where a constraint decides between requests (a
+ * label's name, the one active sprint, an Idempotency-Key), its caller catches it and answers
+ * (databaseViolation); any other is a defect, a rule the validation does not know, so it is a 500
+ * that the log names (violatedConstraint), never a 409 that invites the client to retry.
+ */
 export function problemFromDatabaseError(error: unknown): Problem | null {
   if (isDatabaseUnavailable(error)) {
     return new Problem(
@@ -122,11 +128,6 @@ export function problemFromDatabaseError(error: unknown): Problem | null {
     );
   }
   switch (databaseViolation(error)) {
-    case 'unique':
-      return new Problem(HttpStatus.CONFLICT, 'conflict', 'A record with these values already exists');
-    case 'foreign_key':
-    case 'check':
-      return new Problem(HttpStatus.CONFLICT, 'conflict', 'The change conflicts with the current state of related records; retry the request');
     case 'write_conflict':
       return new Problem(HttpStatus.CONFLICT, 'conflict', 'A concurrent change conflicted with this one; retry the request');
     case 'record_not_found':
@@ -134,4 +135,40 @@ export function problemFromDatabaseError(error: unknown): Problem | null {
     default:
       return null;
   }
+}
+
+// Prisma Client's codes for integrity constraint violations, as SQLSTATEs.
+const SQLSTATE_BY_PRISMA_CODE: Record<string, string> = { P2002: '23505', P2003: '23503', P2004: '23514', P2011: '23502' };
+
+/**
+ * The integrity constraint (SQLSTATE class 23: a CHECK, unique, foreign key, NOT NULL or
+ * exclusion constraint) that refused a statement, whichever layer reports it: its SQLSTATE and
+ * its name (null when no layer says it). Null for any other error.
+ */
+export function violatedConstraint(error: unknown): { sqlState: string; constraint: string | null } | null {
+  let sqlState: string | null = null;
+  let constraint: string | null = null;
+  const pending: unknown[] = [error];
+  for (let depth = 0; pending.length > 0 && depth < 10; depth++) {
+    const candidate = pending.pop();
+    if (!candidate || typeof candidate !== 'object') continue;
+    const fields = candidate as Record<string, unknown>;
+    for (const code of [fields.code, fields.originalCode]) {
+      if (typeof code !== 'string') continue;
+      const state = /^23[0-9A-Z]{3}$/.test(code) ? code : SQLSTATE_BY_PRISMA_CODE[code];
+      if (state) sqlState ??= state;
+    }
+    if (typeof fields.constraint === 'string') constraint ??= fields.constraint;
+    for (const message of [fields.message, fields.originalMessage]) {
+      const named = typeof message === 'string' ? /constraint "([^"]+)"/.exec(message) : null;
+      if (named) constraint ??= named[1];
+    }
+    pending.push(fields.cause, (fields.meta as { driverAdapterError?: unknown } | undefined)?.driverAdapterError);
+  }
+  return sqlState ? { sqlState, constraint } : null;
+}
+
+/** Whether `error` is the violation of the constraint `name`: what a caller that foresaw it translates, and nothing else. */
+export function violates(error: unknown, name: string): boolean {
+  return violatedConstraint(error)?.constraint === name;
 }

@@ -1,23 +1,35 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import type { Request, Response } from 'express';
-import { DATABASE_RETRY_AFTER_SECONDS, problemFromDatabaseError } from './database-errors';
+import { DATABASE_RETRY_AFTER_SECONDS, problemFromDatabaseError, violatedConstraint } from './database-errors';
 import { Problem, ProblemCode } from './problem';
 
 /**
  * The one place where failures become answers: every error, from every endpoint,
  * leaves as RFC 9457 problem+json with a stable `code`. Unexpected errors are answered with
  * a body that says nothing about the cause, and written with their stack on the request's
- * log line (src/logging), which carries the request id.
+ * log line (src/logging), which carries the request id. A database constraint that refused a
+ * change the validation let through is such an error, and a defect: a line of its own names it.
  */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Database');
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const context = host.switchToHttp();
     const request = context.getRequest<Request>();
     const response = context.getResponse<Response>();
     const problem = this.toProblem(exception, request);
-    if (problem.code === 'internal') response.err = exception instanceof Error ? exception : new Error(String(exception));
+    if (problem.code === 'internal') {
+      response.err = exception instanceof Error ? exception : new Error(String(exception));
+      const violation = violatedConstraint(exception);
+      if (violation) {
+        this.logger.error(
+          `Defect: the database constraint ${violation.constraint ?? '(unnamed)'} (SQLSTATE ${violation.sqlState}) refused a change that validation let through; ` +
+            'the API must refuse what the database refuses (docs/extending.md). Answered 500.',
+        );
+      }
+    }
     // Not a bug, but what failed belongs in the log line (without a stack).
     if (problem.code === 'database_unavailable') response.locals.databaseError = exception instanceof Error ? exception.message : String(exception);
     if (response.headersSent) {
