@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { Agent } from 'node:http';
 import type { Test } from 'supertest';
 import { ALL_PERMISSIONS, Permission } from '../../src/auth/permissions';
-import { ADMIN_TOKEN, TestApp } from './test-app';
+import { ADMIN_TOKEN, startedLater, TestApp } from './test-app';
 
 /** Requests with a key already set. */
 export interface KeyClient {
@@ -64,6 +64,15 @@ export async function createProject(t: TestApp, name = 'Test project'): Promise<
   };
   const key = await issueKey([...ALL_PERMISSIONS]);
   return { id: project.id, key: key.secret, api: key.api, members, labels, issueKey };
+}
+
+/** A project of its own (createProject) for a file or a describe block, made in a beforeAll: `const project = useProject(t)`. */
+export function useProject(t: TestApp, name?: string): TestProject {
+  let project: TestProject | undefined;
+  beforeAll(async () => {
+    project = await createProject(t, name);
+  });
+  return startedLater(() => project, 'useProject(): the project is made in beforeAll; use it inside a test or a hook');
 }
 
 /** Creates a task through the API and returns it (the answer's `task`). */

@@ -73,6 +73,32 @@ export async function startTestApp(
   };
 }
 
+/**
+ * The app of a test file (or of a describe block): started in a beforeAll, closed in an afterAll,
+ * so that a file's set-up is one line, `const t = useTestApp()`. The object answers for the app
+ * once it has started; used before that (at the top level of a describe), it throws.
+ */
+export function useTestApp(overrides: Partial<AppConfig> = {}, options: { logDestination?: DestinationStream } = {}): TestApp {
+  let app: TestApp | undefined;
+  beforeAll(async () => {
+    app = await startTestApp(overrides, undefined, options);
+  });
+  afterAll(() => app?.close());
+  return startedLater(() => app, 'useTestApp(): the app starts in beforeAll; use it inside a test or a hook');
+}
+
+/** An object that stands for `get()`'s value once there is one (set in a beforeAll). */
+export function startedLater<T extends object>(get: () => T | undefined, notYet: string): T {
+  return new Proxy({} as T, {
+    get(_target, key) {
+      const value = get();
+      if (value === undefined) throw new Error(notYet);
+      const property: unknown = Reflect.get(value, key);
+      return typeof property === 'function' ? (property as (...args: unknown[]) => unknown).bind(value) : property;
+    },
+  });
+}
+
 /** supertest on the app's server, each request failing when its answer breaks the document. */
 function checkedRequests(server: Server, answers: AnswerChecker): ReturnType<typeof request> {
   const http = request(server);
