@@ -3,7 +3,7 @@
 // deep page. Read once, after seeding, through the harness's own session.
 
 const path = require('node:path');
-const { SEARCH_WORD, ACTIVE_SPRINT } = require('./seed');
+const { SEARCH_WORD, ACTIVE_SPRINT, COMMENTED_TASK, seededId } = require('./seed');
 
 const DIST = path.resolve(__dirname, '../dist');
 
@@ -39,6 +39,42 @@ async function rankAt(session, projectId, n) {
     n - 1,
   ]);
   return rows[0].rank;
+}
+
+/** The position after the `n`th comment (1-based) of the task, in the comment list's order (oldest first). */
+async function commentPositionAfter(session, taskId, n) {
+  const rows = await session.query(
+    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, id::text AS id
+       FROM comments WHERE task_id = $1::uuid ORDER BY created_at, id OFFSET $2 LIMIT 1`,
+    [taskId, n - 1],
+  );
+  return { at: new Date(rows[0].at), id: rows[0].id };
+}
+
+/**
+ * The comment list rows: the big project's task with the most comments, the cursor of its deep
+ * page (page 200 of 50, signed as the service signs it) and of the page before; and what the
+ * comment create row posts on: tasks of the writer project.
+ */
+async function commentFixtures(session, codec, big, writer, pageSize) {
+  const taskId = seededId(0, 'task', COMMENTED_TASK);
+  const [{ total }] = await session.query(`SELECT count(*)::int AS total FROM comments WHERE task_id = $1::uuid AND project_id = $2::uuid`, [
+    taskId,
+    big.id,
+  ]);
+  const deepPage = Math.ceil(total / pageSize);
+  return {
+    taskId,
+    total,
+    deepPage,
+    deepCursor: codec.encode('comments', await commentPositionAfter(session, taskId, (deepPage - 1) * pageSize)),
+    cursorBeforeDeep: codec.encode('comments', await commentPositionAfter(session, taskId, (deepPage - 2) * pageSize)),
+    writerTasks: await ids(
+      session,
+      `SELECT id::text AS id FROM tasks WHERE project_id = $1::uuid AND deleted_at IS NULL AND parent_id IS NULL ORDER BY id LIMIT 200`,
+      [writer.id],
+    ),
+  };
 }
 
 async function ids(session, sql, params) {
@@ -119,7 +155,9 @@ async function readFixtures(session, { big, writer, hooked, pageSize = 50, deepP
   );
   const writerRefs = await createReferences(session, writer);
   const hookedRefs = hooked ? await createReferences(session, hooked) : null;
+  const comments = await commentFixtures(session, codec, big, writer, pageSize);
   return {
+    comments,
     assigneeId,
     searchWord: SEARCH_WORD,
     deepPage,

@@ -23,10 +23,13 @@ const ROWS = [
   'listRank',
   'listRankDeep',
   'detail',
+  'commentsFirst',
+  'commentsDeep',
   'sprintReport',
   'velocity',
   'sprintBurndown',
   'create',
+  'commentCreate',
   'createKeyed',
   'createReplay',
   'createWithWebhook',
@@ -194,6 +197,27 @@ function targets(engine, r) {
       ),
     );
   }
+  // Issue 37: a comment's create against a task's, and the comment list's keyset.
+  const comment = cpuRatio(r.service.commentCreate, create);
+  list.push(
+    check(
+      'comment create <= 1.1 x the CPU of a task create (CPU per request, process + database)',
+      `${num(comment, 2)} x`,
+      comment <= 1.1,
+      true,
+      clean(r.service.commentCreate, create),
+    ),
+  );
+  const commentsDeepCost = r.service.commentsFirst && r.service.commentsDeep ? r.service.commentsFirst.rps / r.service.commentsDeep.rps : NaN;
+  list.push(
+    check(
+      `comments page ${r.commentsDeepPage} by cursor <= 1.2 x the cost of page 1 (req/s of page 1 / req/s of page ${r.commentsDeepPage})`,
+      `${num(commentsDeepCost, 2)} x`,
+      commentsDeepCost <= 1.2,
+      true,
+      clean(r.service.commentsFirst, r.service.commentsDeep),
+    ),
+  );
   // Issue 14: the outbox in the write path, and the worker's rate.
   const hooked = cpuRatio(r.service.createWithWebhook, create);
   list.push(
@@ -269,7 +293,8 @@ function render(run) {
   lines.push(
     `- Data: big project ${int(counts.bigTasks)} tasks, plus ${counts.smallProjects} projects of ${int(counts.smallTasks)}; ` +
       `in all ${int(counts.tasks)} tasks, ${int(counts.taskLabels)} task labels, ${int(counts.dependencies)} dependencies, ` +
-      `${int(counts.subtasks)} subtasks, ${int(counts.ledgerRows)} sprint ledger rows (${int(counts.reports)} closed sprints with a frozen report); seeded in ${num(run.seedSeconds)} s`,
+      `${int(counts.subtasks)} subtasks, ${int(counts.ledgerRows)} sprint ledger rows (${int(counts.reports)} closed sprints with a frozen report), ` +
+      `${int(counts.comments)} comments; seeded in ${num(run.seedSeconds)} s`,
   );
   lines.push(
     `- Throughput rows: autocannon, ${settings.connections} connections, ${settings.duration} s each after ${settings.warmup} s of warm-up. ` +

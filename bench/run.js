@@ -89,7 +89,8 @@ async function prepare(database, args) {
           (SELECT count(*)::int FROM task_labels) AS "taskLabels",
           (SELECT count(*)::int FROM task_dependencies) AS dependencies,
           (SELECT count(*)::int FROM sprint_ledger) AS "ledgerRows",
-          (SELECT count(*)::int FROM sprints WHERE report IS NOT NULL) AS reports`);
+          (SELECT count(*)::int FROM sprints WHERE report IS NOT NULL) AS reports,
+          (SELECT count(*)::int FROM comments) AS comments`);
       const [{ version }] = await session.query('SELECT version()');
       let explain = null;
       if (args.explain) {
@@ -265,6 +266,8 @@ const SERVICE_ROWS = [
   { key: 'listRank' },
   { key: 'listRankDeep' },
   { key: 'detail' },
+  { key: 'commentsFirst' },
+  { key: 'commentsDeep' },
   // The sprint reports read the seeded ledger, before any write adds to it.
   { key: 'sprintReport' },
   { key: 'sprintReport', fixedRate: REPORT_RATE },
@@ -273,6 +276,7 @@ const SERVICE_ROWS = [
   // The creates side by side, so that their CPU per request compares well.
   { key: 'create' },
   { key: 'create', fixedRate: 100 },
+  { key: 'commentCreate' },
   { key: 'createKeyed' },
   { key: 'createReplay' },
   { key: 'createWithWebhook' },
@@ -463,6 +467,7 @@ async function main() {
         floorFixed: floor.fixed,
         names,
         deepPage: prepared.fixtures.deepPage,
+        commentsDeepPage: prepared.fixtures.comments.deepPage,
         delivery,
       },
     });

@@ -57,6 +57,7 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
   let createCount = 0;
   let patchCount = 0;
   let bulkCount = 0;
+  let commentCount = 0;
   const create = (refs) => () => ({ method: 'POST', path: '/api/v1/tasks', body: createBody(refs, createCount++) });
 
   // The conditional list: the ETag the list answered just before the row.
@@ -137,12 +138,54 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
           throw new Error(`velocity answered ${answer.status} with ${answer.body?.sprints?.length} sprints, not 6: ${answer.text.slice(0, 300)}`);
       },
     },
+    // Issue 37: a task's comment list, its first page and a deep one by its keyset cursor.
+    commentsFirst: {
+      name: `comments, first page of a task with ${count(fixtures.comments.total)} comments`,
+      headers: big,
+      steps: [() => ({ method: 'GET', path: `/api/v1/tasks/${fixtures.comments.taskId}/comments` })],
+      async prepare(baseUrl) {
+        const answer = await fetchJson(baseUrl, this, this.steps[0]());
+        if (answer.status !== 200 || answer.body?.comments?.length !== 50 || answer.body.total !== fixtures.comments.total)
+          throw new Error(`the comment list answered ${answer.status} with ${answer.body?.comments?.length} comments of ${answer.body?.total}`);
+      },
+    },
+    commentsDeep: {
+      name: `comments, page ${fixtures.comments.deepPage} of it by cursor`,
+      headers: big,
+      steps: [() => ({ method: 'GET', path: `/api/v1/tasks/${fixtures.comments.taskId}/comments?limit=50&cursor=${fixtures.comments.deepCursor}` })],
+      /** The service's own cursor after the page before must be the one the harness signed, and the deep page full. */
+      async prepare(baseUrl) {
+        const path = `/api/v1/tasks/${fixtures.comments.taskId}/comments?limit=50&cursor=${fixtures.comments.cursorBeforeDeep}`;
+        const before = await fetchJson(baseUrl, this, { method: 'GET', path });
+        if (before.body?.nextCursor !== fixtures.comments.deepCursor)
+          throw new Error(
+            `the service's cursor after page ${fixtures.comments.deepPage - 1} is not the one the harness signed: ${before.text.slice(0, 300)}`,
+          );
+        const answer = await fetchJson(baseUrl, this, this.steps[0]());
+        if (answer.status !== 200 || answer.body?.comments?.length !== 50)
+          throw new Error(`page ${fixtures.comments.deepPage} answered ${answer.status} with ${answer.body?.comments?.length} comments`);
+      },
+    },
     detail: {
       name: 'detail, task with dependencies',
       headers: big,
       steps: [() => ({ method: 'GET', path: `/api/v1/tasks/${fixtures.withDependencies[detailCount++ % fixtures.withDependencies.length]}` })],
     },
     create: { name: 'create (small project)', headers: writer, steps: [create(fixtures.writer)] },
+    // Issue 37: a comment with a mention, on one of 200 tasks of the same small project as the create row.
+    commentCreate: {
+      name: 'create a comment (small project, with a mention)',
+      headers: writer,
+      steps: [
+        () => {
+          const n = commentCount++;
+          const { writerTasks } = fixtures.comments;
+          const member = fixtures.writer.members[n % fixtures.writer.members.length];
+          const body = `Bench comment ${n}: reproduced on staging, the log is in the ticket. <@${member}> can you confirm?`;
+          return { method: 'POST', path: `/api/v1/tasks/${writerTasks[n % writerTasks.length]}/comments`, body: { body } };
+        },
+      ],
+    },
     // The same create with a new Idempotency-Key each time: the stored answer joins the write.
     createKeyed: {
       name: 'create with Idempotency-Key',

@@ -30,7 +30,10 @@ const ESTIMATES = [1, 2, 3, 5, 8, 13, 0.5, 1, 2, 3, 5, 3];
 /** Ranks as src/tasks/task-ranks.ts writes them: 16 hex digits; creates start at 2^62, spaced 2^32. */
 const RANK_BASE = '4611686018427387904';
 const RANK_GAP = '4294967296';
-const PERMISSIONS = ['tasks:create', 'tasks:edit', 'tasks:delete', 'sprints:manage', 'webhooks:manage'];
+const PERMISSIONS = ['tasks:create', 'tasks:edit', 'tasks:delete', 'sprints:manage', 'webhooks:manage', 'comments:write', 'content:moderate'];
+/** The big project's task with COMMENTS_ON_ONE_TASK comments, which the comment list rows page through (a root task: i % 10 = 2). */
+const COMMENTED_TASK = 2;
+const COMMENTS_ON_ONE_TASK = 10_000;
 
 const MEMBER_NAMES = [
   'Ada Lovelace',
@@ -225,6 +228,35 @@ SELECT ${id('project', 0)}, ${id('task', 'g.i')}, ${id('task', 'g.i - 1 - 7 * j'
 -- Every task has at least its "created" entry.
 INSERT INTO history_entries (project_id, task_id, actor, action, changes, created_at)
 SELECT project_id, id, 'Bench key (API)', 'created', '[]', created_at FROM tasks WHERE project_id = ${id('project', 0)};
+${p === 0 ? commentsScript(id) : ''}`;
+}
+
+/**
+ * The big project's comments (decisions.md section 23): ${COMMENTS_ON_ONE_TASK} on one task, which the
+ * comment list rows page through, and 1 to 5 (about 3) on every other task. One in four replies to
+ * the comment before it (a top-level one); one in five mentions a member; each has its first
+ * revision, by the project's key, as the service writes them.
+ */
+function commentsScript(id) {
+  const project = id('project', 0);
+  return `
+INSERT INTO comments (id, project_id, task_id, parent_id, body, author_key_id, author_name, revision, created_at, updated_at)
+SELECT md5(t.id::text || ':' || k)::uuid, t.project_id, t.id,
+       CASE WHEN k % 4 = 0 THEN md5(t.id::text || ':' || (k - 1))::uuid END,
+       'Comment ' || k || ': had a look, the steps reproduce it on staging; the log is in the ticket.'
+         || CASE WHEN k % 5 = 1 THEN ' <@' || ${id('member', '1 + k % ' + MEMBERS)}::text || '> can you confirm?' ELSE '' END,
+       key.id, 'Bench key (API)', 1, t.created_at + k * interval '1 minute', t.created_at + k * interval '1 minute'
+  FROM tasks t
+ CROSS JOIN (SELECT id FROM api_keys WHERE project_id = ${project}) key
+ CROSS JOIN LATERAL generate_series(1, CASE WHEN t.id = ${id('task', COMMENTED_TASK)} THEN ${COMMENTS_ON_ONE_TASK}
+                                            ELSE 1 + abs(hashtext(t.id::text)) % 5 END) k
+ WHERE t.project_id = ${project};
+
+INSERT INTO comment_revisions (comment_id, number, body, author_key_id, author_name, created_at)
+SELECT id, 1, body, author_key_id, author_name, created_at FROM comments WHERE project_id = ${project};
+
+INSERT INTO comment_mentions (comment_id, position, project_id, membership_id)
+SELECT id, 1, project_id, substring(body from '<@([0-9a-f-]{36})>')::uuid FROM comments WHERE project_id = ${project} AND body LIKE '%<@%';
 `;
 }
 
@@ -256,6 +288,9 @@ const SEEDED_TABLES = [
   'task_dependencies',
   'history_entries',
   'sprint_ledger',
+  'comments',
+  'comment_revisions',
+  'comment_mentions',
 ];
 
 /** The id the seed gives a row (as md5(...)::uuid in projectScript). */
@@ -297,4 +332,4 @@ COMMIT;`);
   return projects;
 }
 
-module.exports = { seed, newApiKey, PERMISSIONS, SEARCH_WORD, ACTIVE_SPRINT };
+module.exports = { seed, seededId, newApiKey, PERMISSIONS, SEARCH_WORD, ACTIVE_SPRINT, COMMENTED_TASK, COMMENTS_ON_ONE_TASK };

@@ -11,7 +11,11 @@
  * again harmlessly, since each event carries the resource as it was right after its change and
  * the events that follow put an older copy right. Tasks are stored with the ids of what they show (assignee, labels,
  * sprint, dependencies) and shown joined, so a renamed label or a finished blocker shows in
- * every task at once. The file records the id of the last event applied: a later run resumes
+ * every task at once. Each live task's comments are loaded too and kept from the comment events
+ * (decisions.md section 23): a deleted top-level comment with replies becomes a tombstone, which
+ * goes with its last reply (that takes no event of its own); comments go to the trash and back
+ * with their task (reloaded when it comes back, no event per comment) and go with its purge;
+ * mentions show the members' current names. The file records the id of the last event applied: a later run resumes
  * from it with Last-Event-ID, and so does a reconnection. It runs until SIGTERM or SIGINT.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
@@ -19,6 +23,8 @@ import { renameSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   createClient,
+  type CommentDto,
+  type DeletedCommentDto,
   type TasksApi,
   type EventDto,
   type LabelDto,
@@ -36,6 +42,9 @@ type StoredTask = Omit<TaskDetailDto, 'assignee' | 'labels' | 'sprint' | 'blocke
   deletedAt?: string;
 };
 
+/** A comment as stored: its own fields, and the ids of the members it mentions (their names are joined when shown). */
+type StoredComment = Omit<CommentDto, 'mentions'> & { mentionIds: string[] };
+
 interface Store {
   /** The id (sequence) of the last event applied; null before the first. */
   lastEventId: string | null;
@@ -46,6 +55,8 @@ interface Store {
   trash: Record<string, StoredTask>;
   /** [task, the task that blocks it], oldest first: kept while either end is in the trash, gone with a purge. */
   dependencies: [string, string][];
+  /** Comments by id, of live tasks and of tasks in the trash (kept there with them). */
+  comments: Record<string, StoredComment>;
 }
 
 const FINISHED = new Set(['done', 'cancelled']);
@@ -57,7 +68,7 @@ const FINISHED = new Set(['done', 'cancelled']);
  */
 async function load(api: TasksApi): Promise<Store> {
   const lastEventId = String(await lastSequence(api));
-  const store: Store = { lastEventId, members: {}, labels: {}, sprints: {}, tasks: {}, trash: {}, dependencies: [] };
+  const store: Store = { lastEventId, members: {}, labels: {}, sprints: {}, tasks: {}, trash: {}, dependencies: [], comments: {} };
   const members = await ok(api.GET('/api/v1/members'));
   for (const member of members.members) store.members[member.membershipId] = member;
   for (const label of (await ok(api.GET('/api/v1/labels'))).labels) store.labels[label.id] = label;
@@ -70,10 +81,25 @@ async function load(api: TasksApi): Promise<Store> {
   for (let cursor: string | undefined, first = true; first || cursor; first = false) {
     const page = await ok(api.GET('/api/v1/tasks', { params: { query: { limit: 100, cursor } } }));
     // The list leaves dependencies out: each task's own answer has them.
-    for (const { id } of page.tasks) keepTask(store, (await ok(api.GET('/api/v1/tasks/{taskId}', { params: { path: { taskId: id } } }))).task);
+    for (const { id } of page.tasks) {
+      keepTask(store, (await ok(api.GET('/api/v1/tasks/{taskId}', { params: { path: { taskId: id } } }))).task);
+      await loadComments(api, store, id);
+    }
     cursor = page.nextCursor ?? undefined;
   }
   return store;
+}
+
+/** A live task's comments, from its list (a task in the trash has none to read: its comments are loaded when it comes back). */
+async function loadComments(api: TasksApi, store: Store, taskId: string): Promise<void> {
+  for (const [id, comment] of Object.entries(store.comments)) if (comment.taskId === taskId) delete store.comments[id];
+  for (let cursor: string | undefined, first = true; first || cursor; first = false) {
+    const { data, response } = await api.GET('/api/v1/tasks/{taskId}/comments', { params: { path: { taskId }, query: { limit: 100, cursor } } });
+    // Gone to the trash (or purged) since: its events say so, and its comments come back with it.
+    if (response.status === 404 || !data) return;
+    for (const comment of data.comments) keepComment(store, comment);
+    cursor = data.nextCursor ?? undefined;
+  }
 }
 
 /** The feed's last sequence now: a read beyond the end answers it (400 with lastSequence, decisions.md section 20). */
@@ -84,8 +110,8 @@ async function lastSequence(api: TasksApi): Promise<number> {
   throw new Error(`GET /api/v1/events beyond the end answered ${response.status} ${error?.code}: ${error?.detail}`);
 }
 
-/** One event of the feed, applied to the store (decisions.md sections 13 and 20). */
-function apply(store: Store, event: EventDto): void {
+/** One event of the feed, applied to the store (decisions.md sections 13, 20 and 23). */
+async function apply(api: TasksApi, store: Store, event: EventDto): Promise<void> {
   const { data } = event;
   const [kind, action] = event.type.split('.');
   if (kind === 'member' && data.member) store.members[data.member.membershipId] = data.member;
@@ -100,6 +126,7 @@ function apply(store: Store, event: EventDto): void {
       delete store.tasks[id];
       delete store.trash[id];
       store.dependencies = store.dependencies.filter((link) => !link.includes(id));
+      for (const [commentId, comment] of Object.entries(store.comments)) if (comment.taskId === id) delete store.comments[commentId];
     } else if (action === 'deleted') {
       delete store.tasks[id];
       store.trash[id] = stored(data.task as TrashedTaskDto);
@@ -108,9 +135,42 @@ function apply(store: Store, event: EventDto): void {
       if (action === 'dependency_removed') {
         store.dependencies = store.dependencies.filter(([blocked, blocker]) => !(blocked === id && blocker === data.blockedById));
       }
+      // Its comments came back with it, with no event each: read them (the events after this one put an older copy right).
+      if (action === 'restored') await loadComments(api, store, id);
     }
   }
+  if (kind === 'comment' && data.comment) {
+    if (action === 'deleted') removeComment(store, data.comment as DeletedCommentDto, event.occurredAt);
+    else keepComment(store, data.comment as CommentDto);
+  }
   store.lastEventId = String(event.sequence);
+}
+
+function keepComment(store: Store, comment: CommentDto): void {
+  const { mentions, ...fields } = comment;
+  store.comments[comment.id] = { ...fields, mentionIds: mentions.map((member) => member.membershipId) };
+}
+
+/**
+ * A comment deleted at `at`: a top-level one with replies stays as a tombstone (no text, no
+ * mentions, updatedAt the deletion's time); a reply goes, and with it its parent when that is a
+ * tombstone left without replies (the service sends no event for that).
+ */
+function removeComment(store: Store, { id, parentId }: DeletedCommentDto, at: string): void {
+  const hasReplies = (commentId: string) => Object.values(store.comments).some((comment) => comment.parentId === commentId);
+  const comment = store.comments[id];
+  if (parentId === null && comment && hasReplies(id)) {
+    store.comments[id] = { ...comment, body: null, mentionIds: [], deleted: true, updatedAt: at };
+    return;
+  }
+  delete store.comments[id];
+  if (parentId !== null && store.comments[parentId]?.deleted && !hasReplies(parentId)) delete store.comments[parentId];
+}
+
+/** A comment as the API shows it, its mentions named from the store. */
+function shownComment(store: Store, comment: StoredComment): CommentDto {
+  const { mentionIds, ...fields } = comment;
+  return { ...fields, mentions: mentionIds.map((membershipId) => store.members[membershipId]) };
 }
 
 /**
@@ -167,20 +227,37 @@ function save(file: string, store: Store): void {
     trash: Object.values(store.trash)
       .sort(byNewest)
       .map((task) => shown(store, task)),
+    // Each live task's comments, oldest first, as its comment list shows them.
+    comments: Object.fromEntries(
+      Object.keys(store.tasks).map((taskId) => [
+        taskId,
+        Object.values(store.comments)
+          .filter((comment) => comment.taskId === taskId)
+          .sort((a, b) => compare(a.createdAt, b.createdAt) || compare(a.id, b.id))
+          .map((comment) => shownComment(store, comment)),
+      ]),
+    ),
   };
   writeFileSync(`${file}.tmp`, JSON.stringify({ ...store, view }, null, 2));
   renameSync(`${file}.tmp`, file);
 }
 
-/** The events of one connection to the stream, applied as they come, until it ends; answers the reconnection delay it asked for. */
-async function follow(body: ReadableStream<Uint8Array>, onEvent: (event: EventDto) => void): Promise<number> {
+/**
+ * The events of one connection to the stream, applied as they come, one after the other, until it
+ * ends; answers the reconnection delay it asked for.
+ */
+async function follow(body: ReadableStream<Uint8Array>, onEvent: (event: EventDto) => Promise<void>): Promise<number> {
   let retry = 2000;
+  const arrived: EventDto[] = [];
   const parser = createParser({
-    onEvent: (message: EventSourceMessage) => onEvent(JSON.parse(message.data) as EventDto),
+    onEvent: (message: EventSourceMessage) => arrived.push(JSON.parse(message.data) as EventDto),
     onRetry: (ms) => (retry = ms),
   });
   const decoder = new TextDecoder();
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    for (const event of arrived.splice(0)) await onEvent(event);
+  }
   return retry;
 }
 
@@ -193,6 +270,8 @@ async function main(): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stopped.abort());
 
   let store: Store | null = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Store) : null;
+  // A file written before the mirror kept comments.
+  if (store) store.comments ??= {};
   let saveTimer: NodeJS.Timeout | undefined;
   const saveSoon = () => (saveTimer ??= setTimeout(() => ((saveTimer = undefined), store && save(file, store)), 50));
   while (!stopped.signal.aborted) {
@@ -216,8 +295,8 @@ async function main(): Promise<void> {
         if (response.status === 401 || response.status === 403) throw new Error('The key was refused');
       } else {
         const current = store;
-        retry = await follow(data!, (event) => {
-          apply(current, event);
+        retry = await follow(data!, async (event) => {
+          await apply(api, current, event);
           saveSoon();
         });
       }

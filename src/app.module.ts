@@ -3,6 +3,7 @@ import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { ChangeLogModule } from './changes/change-log.module';
+import { CommentsModule } from './comments/comments.module';
 import { CommonModule } from './common/common.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { EntityTagInterceptor } from './common/http/entity-tag.interceptor';
@@ -45,6 +46,7 @@ export class AppModule {
         ProjectsModule,
         TasksModule,
         HistoryModule,
+        CommentsModule,
         SprintsModule,
         TrashModule,
         EventsModule,

@@ -3,6 +3,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { STATUS_CODES } from 'node:http';
 import { PUBLIC_OPERATION, REQUIRED_PERMISSION_EXTENSION } from './auth/auth.decorators';
+import { insufficientPermission, type Permission } from './auth/permissions';
 import { rateLimited } from './auth/rate-limit.guard';
 import { Problem, type FieldError, type ProblemCode } from './common/errors/problem';
 import { internalProblem, problemJson } from './common/errors/problem-details.filter';
@@ -27,6 +28,11 @@ const TAGS: [name: string, description: string][] = [
     'tasks',
     "The project's tasks: list (filters, cursor pagination), create, read, update, send to the trash; " +
       'dependencies between tasks, and the history of every change.',
+  ],
+  [
+    'comments',
+    'The conversation around a task: comments in Markdown with mentions of members, one level of replies, every edit kept as a revision. ' +
+      'Writing needs comments:write; changing or deleting what another key wrote needs content:moderate.',
   ],
   ['sprints', "The project's sprints: list, create, read, update, delete. Activation and closing belong to the app (admin)."],
   ['trash', 'Tasks sent to the trash, with their subtasks: list, restore, destroy for good.'],
@@ -378,7 +384,7 @@ function useProblemJsonForErrors(operation: OperationObject): void {
  */
 function exemplifyProblems(path: string, operation: OperationObject): void {
   const extensions = operation as unknown as Record<string, unknown>;
-  const permission = extensions[REQUIRED_PERMISSION_EXTENSION] as string | undefined;
+  const permission = extensions[REQUIRED_PERMISSION_EXTENSION] as [Permission, ...Permission[]] | undefined;
   delete extensions[REQUIRED_PERMISSION_EXTENSION];
   for (const [status, response] of Object.entries(operation.responses as Record<string, ResponseObject>)) {
     const media = response.content?.['application/problem+json'];
@@ -399,9 +405,10 @@ const NOT_FOUND_BY_PARAMETER: Record<string, string> = {
   keyId: 'Key',
   projectId: 'Project',
   membershipId: 'Member',
+  commentId: 'Comment',
 };
 
-function problemFor(status: number, path: string, permission: string | undefined): Problem | null {
+function problemFor(status: number, path: string, permission: [Permission, ...Permission[]] | undefined): Problem | null {
   const fieldProblem = (code: ProblemCode, errors: FieldError[]) =>
     new Problem(status, code, errors.map((error) => `${error.field} ${error.message}`).join('; '), errors);
   switch (status) {
@@ -412,9 +419,7 @@ function problemFor(status: number, path: string, permission: string | undefined
         ? new Problem(status, 'unauthenticated', 'The admin interface needs Authorization: Bearer <ADMIN_TOKEN>')
         : new Problem(status, 'unauthenticated', 'Send your key as Authorization: Bearer <key>');
     case 403:
-      return new Problem(status, 'insufficient_permission', `This key lacks the ${permission} permission`, undefined, {
-        requiredPermission: permission,
-      });
+      return permission ? insufficientPermission(permission) : null;
     case 404: {
       // The last path parameter names what was not found; a create names the reference it could not find.
       const parameter = [...path.matchAll(/\{(\w+)\}/g)].at(-1)?.[1];

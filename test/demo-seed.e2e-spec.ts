@@ -111,6 +111,21 @@ import { engine, startTestApp, TestApp } from './support/test-app';
     expect(velocity.average).toEqual({ tasks: 3, points: 13 });
   });
 
+  it('has a conversation to read: comments with a mention, a reply and an edit, written with the demo key', async () => {
+    const api = withKey(t!, key);
+    const tasks: TaskJson[] = (await api.get('/api/v1/tasks?limit=100').expect(200)).body.tasks;
+    const crash = tasks.find((task) => task.title === 'Crash when a due date is cleared')!;
+    const { comments, total } = (await api.get(`/api/v1/tasks/${crash.id}/comments`).expect(200)).body;
+    expect(total).toBe(2);
+    const [first, reply] = comments;
+    expect(first.mentions).toEqual([{ membershipId: expect.any(String), name: 'Grace Hopper' }]);
+    expect(first.editedAt).not.toBeNull();
+    expect(first.author.name).toBe('Demo key (API)');
+    expect(reply.parentId).toBe(first.id);
+    const { revisions } = (await api.get(`/api/v1/tasks/${crash.id}/comments/${first.id}/revisions`).expect(200)).body;
+    expect(revisions.map((revision: { number: number }) => revision.number)).toEqual([2, 1]);
+  });
+
   it('keeps the data across restarts, and prints no key again', async () => {
     await t!.close();
     t = undefined;

@@ -13,6 +13,8 @@ import {
   text,
   url,
 } from '../src/common/fields/fields';
+import { COMMENT_FIELDS } from '../src/comments/comment-fields';
+import { commentKeys } from '../src/comments/comment-view.sql';
 import { FIELD_TABLES } from '../src/field-tables';
 import { Prisma } from '../src/generated/prisma/client';
 import { SPRINT_FIELDS } from '../src/sprints/sprint-fields';
@@ -197,7 +199,7 @@ describe('the field tables', () => {
   });
 
   it('finds in the database every column its row needs, of its kind’s type, with its kind’s CHECK constraints (npm run db:migration writes them)', async () => {
-    expect(Object.keys(FIELD_TABLES).sort()).toEqual(['sprints', 'tasks']);
+    expect(Object.keys(FIELD_TABLES).sort()).toEqual(['comments', 'sprints', 'tasks']);
     const differences = await t.prisma.engine.withSession((session) => fieldRuleDifferences(session, FIELD_TABLES));
     expect(differences.map((difference) => difference.problem)).toEqual([]);
     for (const [tableName, table] of Object.entries(FIELD_TABLES)) {
@@ -210,18 +212,23 @@ describe('the field tables', () => {
     }
   });
 
+  /** A row of each table, made through the API, to store values in. */
+  const probeRow: Record<string, () => Promise<{ id: string }>> = {
+    tasks: () => createTask(project),
+    sprints: async () => (await project.api.post('/api/v1/sprints', { name: 'Probe' }).expect(201)).body.sprint,
+    comments: async () =>
+      (await project.api.post(`/api/v1/tasks/${(await createTask(project)).id}/comments`, { body: 'Probe' }).expect(201)).body.comment,
+  };
+
   describe.each([
     ['tasks', TASK_FIELDS],
     ['sprints', SPRINT_FIELDS],
+    ['comments', COMMENT_FIELDS],
   ] as [string, FieldTable][])('the %s table', (tableName, table) => {
     it.each(written(table))(
       'refuses in the database what the API refuses of %s (its column type or its kind’s CHECKs), but what the kind says only the API refuses',
       async (_name, field) => {
-        const row = (
-          tableName === 'tasks' ? await createTask(project) : (await project.api.post('/api/v1/sprints', { name: 'Probe' }).expect(201)).body.sprint
-        ) as {
-          id: string;
-        };
+        const row = await probeRow[tableName]();
         for (const value of refusedByDatabase(field)) {
           const stored = t.prisma.sql.$executeRaw(
             Prisma.sql`UPDATE ${Prisma.raw(tableName)} SET ${Prisma.raw(field.column)} = ${value}::${Prisma.raw(field.kind.sqlType)} WHERE id = ${row.id}::uuid`,
@@ -302,6 +309,32 @@ describe('the field tables', () => {
     expect(keys((await lastEvent()).data.task)).toEqual(taskKeys('trash').sort());
     const trashed = (await project.api.get('/api/v1/trash?limit=1').expect(200)).body.tasks[0];
     expect([trashed.id, keys(trashed)]).toEqual([task.id, taskKeys('trash').sort()]);
+  });
+
+  it('answers a comment with exactly the keys COMMENT_FIELDS and COMMENT_RELATION_VIEWS declare: created, listed, read and in events', async () => {
+    const task = await createTask(project, { title: 'Comment keys' });
+    const keys = (value: object) => Object.keys(value).sort();
+    const created = (await project.api.post(`/api/v1/tasks/${task.id}/comments`, { body: 'Keys' }).expect(201)).body.comment;
+    expect(keys(created)).toEqual(commentKeys().sort());
+    expect(keys((await project.api.get(`/api/v1/tasks/${task.id}/comments`).expect(200)).body.comments[0])).toEqual(commentKeys().sort());
+    expect(keys((await lastEvent()).data.comment)).toEqual(commentKeys().sort());
+  });
+
+  it('documents the comment’s written fields in its create and PATCH bodies, and its shown ones in its answers, as its rows say', async () => {
+    const { schemas } = (await t.http.get('/docs/openapi.json').expect(200)).body.components;
+    for (const [name, field] of Object.entries(COMMENT_FIELDS as FieldTable)) {
+      const { description: _description, ...schema } = field.kind.schema as Record<string, unknown>;
+      const write = clientWrite(field);
+      // A body never sends null where the row says it may not clear the field (a comment's text).
+      const inBodies = field.nullable && write?.clearable !== false && schema.type ? { type: [schema.type, 'null'] } : {};
+      if (write) expect({ name, ...schemas.CreateCommentDto.properties[name] }).toMatchObject({ name, ...schema, ...inBodies });
+      if (write && !write.createOnly) expect({ name, ...schemas.UpdateCommentDto.properties[name] }).toMatchObject({ name, ...schema, ...inBodies });
+      if (field.shown === 'list') {
+        const shown = field.nullable && schema.type ? { type: [schema.type, 'null'] } : {};
+        expect({ name, ...schemas.CommentDto.properties[name] }).toMatchObject({ name, ...schema, ...shown });
+      }
+    }
+    expect(schemas.CreateCommentDto.properties.body.type).toBe('string');
   });
 
   it('documents every written task field in the create and PATCH bodies, and every shown one in the answers, as its row says', async () => {

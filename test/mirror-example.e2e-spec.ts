@@ -64,11 +64,11 @@ describe('examples/mirror.ts: a project mirrored from the lists and the event st
     throw new Error(`The mirror did not reach event ${sequence}; its errors: ${stderr()}`);
   }
 
-  async function all(project: TestProject, url: string): Promise<Json[]> {
+  async function all(project: TestProject, url: string, items_ = 'tasks'): Promise<Json[]> {
     const items: Json[] = [];
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
       const page: Json = (await project.api.get(`${url}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`).expect(200)).body;
-      items.push(...page.tasks);
+      items.push(...page[items_]);
       cursor = page.nextCursor;
     }
     return items;
@@ -91,6 +91,9 @@ describe('examples/mirror.ts: a project mirrored from the lists and the event st
       });
     }
     expect(byId(mirror.view.trash)).toEqual(byId(await all(project, '/api/v1/trash')));
+    // Each live task's comments, tombstones included, as its comment list shows them.
+    for (const id of Object.keys(tasks))
+      expect({ id, comments: mirror.view.comments[id] }).toEqual({ id, comments: await all(project, `/api/v1/tasks/${id}/comments`, 'comments') });
     expect(byId(Object.values(mirror.sprints))).toEqual(byId((await project.api.get('/api/v1/sprints').expect(200)).body.sprints));
     expect(byId(Object.values(mirror.labels))).toEqual(byId((await project.api.get('/api/v1/labels').expect(200)).body.labels));
     expect(Object.values(mirror.members)).toEqual(expect.arrayContaining((await project.api.get('/api/v1/members').expect(200)).body.members));
@@ -125,6 +128,23 @@ describe('examples/mirror.ts: a project mirrored from the lists and the event st
     await project.api.patch(`/api/v1/sprints/${sprint.id}`, { goal: `Goal ${round}` }).expect(200);
     await admin.post(`/admin/v1/sprints/${sprint.id}/close`, {}).expect(200);
     await project.api.delete(`/api/v1/tasks/${created[2].id}/dependencies/${created[0].id}`).expect(204);
+    // A conversation: a mention, replies, an edit, a tombstone (it keeps one reply), a tombstone
+    // gone with its last reply, comments that go to the trash and back (created[0]) or with a purge.
+    const comments = (taskId: string) => `/api/v1/tasks/${taskId}/comments`;
+    const say = async (taskId: string, body: string, parentId?: string): Promise<Json> =>
+      (await project.api.post(comments(taskId), { body, ...(parentId ? { parentId } : {}) }).expect(201)).body.comment;
+    const top = await say(created[0].id, `Round ${round}: <@${grace.membershipId}>, a look?`);
+    const reply = await say(created[0].id, 'Looking', top.id);
+    await say(created[0].id, 'Me too', top.id);
+    await project.api.patch(`${comments(created[0].id)}/${top.id}`, { body: `Round ${round}: <@${ada.membershipId}>, a look?` }).expect(200);
+    await project.api.delete(`${comments(created[0].id)}/${top.id}`).expect(204);
+    await project.api.delete(`${comments(created[0].id)}/${reply.id}`).expect(204);
+    const gone = await say(created[1].id, 'Soon gone');
+    const last = await say(created[1].id, 'Its only reply', gone.id);
+    await project.api.delete(`${comments(created[1].id)}/${gone.id}`).expect(204);
+    await project.api.delete(`${comments(created[1].id)}/${last.id}`).expect(204);
+    await say(created[3].id, 'Purged with its task');
+    await say(subtask.id, `On the subtask, <@${ada.membershipId}>`);
     await project.api.delete(`/api/v1/tasks/${created[3].id}`).expect(204);
     await project.api.delete(`/api/v1/tasks/${created[0].id}`).expect(204);
     await project.api.post(`/api/v1/trash/${created[0].id}/restore`).expect(200);
@@ -191,8 +211,13 @@ describe('examples/mirror.ts: a project mirrored from the lists and the event st
     mirror = startMirror(project, file);
     view = await mirrorAt(file, await lastSequence(project), mirror.stderr);
     t.app.getHttpServer().off('request', record);
-    // No load from the lists this time: one stream request, after the last event it had.
-    expect(requests.filter((line) => !/^GET \/api\/v1\/events( |$)/.test(line))).toEqual([`GET /api/v1/events/stream ${stoppedAt}`]);
+    // No load from the lists this time: one stream request, after the last event it had, and the
+    // comments of the tasks that came back from the trash meanwhile (no event brings them).
+    const restored = tasks.slice(-5)[0].id;
+    expect(requests.filter((line) => !/^GET \/api\/v1\/events( |$)/.test(line))).toEqual([
+      `GET /api/v1/events/stream ${stoppedAt}`,
+      `GET /api/v1/tasks/${restored}/comments`,
+    ]);
     expect(Number(view.lastEventId)).toBeGreaterThan(stoppedAt);
     await expectEqualToTheLists(project, view);
     mirror.child.kill('SIGTERM');

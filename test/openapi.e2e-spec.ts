@@ -48,6 +48,12 @@ describe('OpenAPI document', () => {
     ['post', '/api/v1/tasks/{taskId}/dependencies', 'addDependency', 'tasks:edit'],
     ['delete', '/api/v1/tasks/{taskId}/dependencies/{blockedById}', 'removeDependency', 'tasks:edit'],
     ['get', '/api/v1/tasks/{taskId}/history', 'listTaskHistory', null],
+    ['get', '/api/v1/tasks/{taskId}/comments', 'listComments', null],
+    ['post', '/api/v1/tasks/{taskId}/comments', 'createComment', 'comments:write'],
+    ['get', '/api/v1/tasks/{taskId}/comments/{commentId}', 'getComment', null],
+    ['patch', '/api/v1/tasks/{taskId}/comments/{commentId}', 'updateComment', 'comments:write'],
+    ['delete', '/api/v1/tasks/{taskId}/comments/{commentId}', 'deleteComment', 'comments:write'],
+    ['get', '/api/v1/tasks/{taskId}/comments/{commentId}/revisions', 'listCommentRevisions', null],
     ['get', '/api/v1/members', 'listMembers', null],
     ['get', '/api/v1/labels', 'listLabels', null],
     ['get', '/api/v1/sprints', 'listSprints', null],
@@ -362,7 +368,7 @@ describe('OpenAPI document', () => {
           sent++;
         }
       }
-      expect(sent).toBe(5);
+      expect(sent).toBe(6);
     });
 
     it('name no ids: Swagger UI offers them as they are', () => {
@@ -391,7 +397,13 @@ describe('OpenAPI document', () => {
       record('get', '/api/v1/tasks', await t.http.get('/api/v1/tasks'));
       record('post', '/admin/v1/projects', await t.http.post('/admin/v1/projects').send({ name: 'P' }));
       record('patch', '/api/v1/tasks/{taskId}', await reader.api.patch(`/api/v1/tasks/${task.id}`, { title: 'B' }));
+      record(
+        'patch',
+        '/api/v1/tasks/{taskId}/comments/{commentId}',
+        await reader.api.patch(`/api/v1/tasks/${task.id}/comments/${NO_SUCH_ID}`, { body: 'B' }),
+      );
       record('get', '/api/v1/tasks/{taskId}', await project.api.get(`/api/v1/tasks/${NO_SUCH_ID}`));
+      record('get', '/api/v1/tasks/{taskId}/comments/{commentId}', await project.api.get(`/api/v1/tasks/${task.id}/comments/${NO_SUCH_ID}`));
       record('delete', '/api/v1/trash/{taskId}', await project.api.delete(`/api/v1/trash/${NO_SUCH_ID}`));
       record('get', '/api/v1/sprints/{sprintId}', await project.api.get(`/api/v1/sprints/${NO_SUCH_ID}`));
       record(
@@ -412,7 +424,9 @@ describe('OpenAPI document', () => {
       await project.api.post('/api/v1/tasks', { title: 'A' }).set('Idempotency-Key', 'error-examples').expect(201);
       record('post', '/api/v1/tasks', await project.api.post('/api/v1/tasks', { title: 'B' }).set('Idempotency-Key', 'error-examples'));
 
-      expect(answers.map(([, , status]) => status)).toEqual([400, 400, 401, 401, 403, 404, 404, 404, 404, 404, 404, 404, 412, 413, 415, 422]);
+      expect(answers.map(([, , status]) => status)).toEqual([
+        400, 400, 401, 401, 403, 403, 404, 404, 404, 404, 404, 404, 404, 404, 412, 413, 415, 422,
+      ]);
       for (const [method, path, status, body] of answers) {
         expect([method, path, status, example(method, path, status)]).toEqual([method, path, status, body]);
       }

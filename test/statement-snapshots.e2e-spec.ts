@@ -177,6 +177,49 @@ describe('statement snapshots (sql/, docs/statements.md)', () => {
       200,
     );
 
+    // Comments (decisions.md section 23).
+    const comments = `/api/v1/tasks/${plain.id}/comments`;
+    const top = (
+      await snap(
+        'comments/create',
+        'A comment that mentions a member: its task locked FOR SHARE and the members read, then the comment, its first\nrevision and its mention with ChangeLog.record.',
+        () => api.post(comments, { body: `Hello <@${ada}>` }),
+        201,
+      )
+    ).comment as { id: string };
+    const reply = (
+      await snap(
+        'comments/create-reply',
+        'A reply: its parent locked FOR KEY SHARE after the task.',
+        () => api.post(comments, { body: 'A reply', parentId: top.id }),
+        201,
+      )
+    ).comment as { id: string };
+    await snap(
+      'comments/list',
+      'The first page of a task’s comments, oldest first, with the total and the next cursor.',
+      () => api.get(`${comments}?limit=1`),
+      200,
+    );
+    await snap(
+      'comments/patch',
+      'A comment’s new text: its next revision, its mentions replaced.',
+      () => api.patch(`${comments}/${top.id}`, { body: `Hello again <@${grace}>` }),
+      200,
+    );
+    await snap(
+      'comments/delete',
+      'A top-level comment with a reply deleted: it stays as a tombstone, its revisions and mentions go.',
+      () => api.delete(`${comments}/${top.id}`),
+      204,
+    );
+    await snap(
+      'comments/delete-last-reply',
+      'The last reply of a tombstone deleted: its parent locked FOR UPDATE first, both go.',
+      () => api.delete(`${comments}/${reply.id}`),
+      204,
+    );
+
     // The backlog order and dependencies.
     await snap(
       'tasks/move',

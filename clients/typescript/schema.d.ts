@@ -273,6 +273,78 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/tasks/{taskId}/comments': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The task's comments and replies, oldest first, paginated by cursor
+     * @description The task's comments and replies, oldest first, paginated by cursor; deleted comments that still have replies show as tombstones.
+     */
+    get: operations['listComments'];
+    put?: never;
+    /**
+     * Comments on a task, or replies to one of its top-level comments
+     * @description Comments on a task, or replies to one of its top-level comments; `<@membershipId>` in the body mentions a member.
+     */
+    post: operations['createComment'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/tasks/{taskId}/comments/{commentId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One comment of the task
+     * @description One comment of the task; a deleted one that still has replies shows as a tombstone (`deleted: true`, no body).
+     */
+    get: operations['getComment'];
+    put?: never;
+    post?: never;
+    /**
+     * Deletes the comment and its revisions for good
+     * @description Deletes the comment and its revisions for good. A top-level comment that still has replies stays as a tombstone until its last reply goes. Only the key that wrote it, or one with content:moderate.
+     */
+    delete: operations['deleteComment'];
+    options?: never;
+    head?: never;
+    /**
+     * Replaces the comment's text
+     * @description Replaces the comment's text; the previous one stays among its revisions. Only the key that wrote it, or one with content:moderate. The same text again changes nothing.
+     */
+    patch: operations['updateComment'];
+    trace?: never;
+  };
+  '/api/v1/tasks/{taskId}/comments/{commentId}/revisions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every text the comment had, newest first, each with the key that wrote it
+     * @description Every text the comment had, newest first, each with the key that wrote it; none on a tombstone.
+     */
+    get: operations['listCommentRevisions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/sprints': {
     parameters: {
       query?: never;
@@ -834,7 +906,8 @@ export interface components {
        * @example tasks:edit
        * @enum {string}
        */
-      requiredPermission?: 'tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage';
+      requiredPermission?:
+        'tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate';
       /** @description Present for field-level problems. */
       errors?: components['schemas']['FieldErrorDto'][];
     };
@@ -1125,6 +1198,88 @@ export interface components {
       /** @description Newest first. */
       history: components['schemas']['HistoryEntryDto'][];
     };
+    CommentAuthorDto: {
+      /** Format: uuid */
+      keyId: string;
+      /** @description "<key name> (API)". */
+      name: string;
+    };
+    CommentDto: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      taskId: string;
+      /**
+       * Format: uuid
+       * @description The top-level comment this one replies to; null for a top-level comment.
+       */
+      parentId: string | null;
+      /** @description Markdown as written; null on a deleted comment that stays for its replies (`deleted: true`). */
+      body: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description The time of its last change: an edit of its text, or its deletion (a tombstone).
+       */
+      updatedAt: string;
+      /**
+       * Format: date-time
+       * @description When its text last changed; null until then.
+       */
+      editedAt: string | null;
+      /** @description The members its text mentions (`<@membershipId>`), in order of first appearance, once each, with their current names. */
+      mentions: components['schemas']['MemberDto'][];
+      /** @description The key that wrote it. */
+      author: components['schemas']['CommentAuthorDto'];
+      /** @description True on a tombstone: a top-level comment deleted while it had replies, kept so that the thread keeps its shape. */
+      deleted: boolean;
+    };
+    CommentListDto: {
+      /** @description Cursor of the next page; null on the last page */
+      nextCursor: string | null;
+      /** @description All comments of the task, tombstones included, across all pages. */
+      total: number;
+      /** @description Oldest first (createdAt, then id); replies are in the same list, each with its parentId. */
+      comments: components['schemas']['CommentDto'][];
+    };
+    CreateCommentDto: {
+      /**
+       * @description Markdown, 1 to 10 000 characters (code points), not only white space. `<@membershipId>`
+       *     mentions a member of the project (GET /api/v1/members), at most 50 in one comment.
+       * @example Deployed to staging: the sign-in link works there. Ready for review?
+       */
+      body: string;
+      /**
+       * Format: uuid
+       * @description A top-level comment of the same task to reply to (replies have one level); null or absent: a top-level comment. Cannot be changed later.
+       */
+      parentId?: string | null;
+    };
+    CommentResponseDto: {
+      comment: components['schemas']['CommentDto'];
+    };
+    UpdateCommentDto: {
+      /**
+       * @description Markdown, 1 to 10 000 characters (code points), not only white space. `<@membershipId>`
+       *     mentions a member of the project (GET /api/v1/members), at most 50 in one comment.
+       * @example Deployed to staging: the sign-in link works there. Ready for review?
+       */
+      body?: string;
+    };
+    CommentRevisionDto: {
+      /** @description 1 is the original text; the highest is the current one. */
+      number: number;
+      /** Format: date-time */
+      createdAt: string;
+      body: string;
+      /** @description The key that wrote this text (a moderator's edit is the moderator's). */
+      author: components['schemas']['CommentAuthorDto'];
+    };
+    CommentRevisionListDto: {
+      /** @description Newest first; none on a tombstone. */
+      revisions: components['schemas']['CommentRevisionDto'][];
+    };
     SprintDto: {
       /** Format: uuid */
       id: string;
@@ -1331,6 +1486,14 @@ export interface components {
     SprintCommitmentDto: {
       committed: components['schemas']['TallyDto'];
     };
+    DeletedCommentDto: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      taskId: string;
+      /** Format: uuid */
+      parentId: string | null;
+    };
     EventDataDto: {
       /**
        * @description The task right after the change, as GET /api/v1/tasks/{taskId} answers it; for
@@ -1351,6 +1514,11 @@ export interface components {
             id: string;
           };
       /**
+       * @description comment.created and comment.updated: the comment right after the change, as
+       *     GET /api/v1/tasks/{taskId}/comments/{commentId} answers it; comment.deleted: `{id, taskId, parentId}`.
+       */
+      comment?: components['schemas']['CommentDto'] | components['schemas']['DeletedCommentDto'];
+      /**
        * Format: uuid
        * @description task.dependency_added and task.dependency_removed: the other task, which blocks (or blocked) `task`.
        */
@@ -1367,7 +1535,7 @@ export interface components {
       label?: components['schemas']['LabelDto'];
       /** @description member.created and member.updated: the member right after the change, as GET /api/v1/members lists it. */
       member?: components['schemas']['MemberDto'];
-      /** @description task.updated, sprint.updated, label.updated and member.updated: each field's before and after, as in history. */
+      /** @description task.updated, sprint.updated, label.updated, member.updated and comment.updated: each field's before and after, as in history. */
       changes?: components['schemas']['FieldChangeDto'][];
     };
     EventDto: {
@@ -1392,7 +1560,10 @@ export interface components {
         | 'label.created'
         | 'label.updated'
         | 'member.created'
-        | 'member.updated';
+        | 'member.updated'
+        | 'comment.created'
+        | 'comment.updated'
+        | 'comment.deleted';
       /** Format: date-time */
       occurredAt: string;
       /** @description "<key name> (API)", or "App" for the product's app. */
@@ -1460,7 +1631,8 @@ export interface components {
        * @example tasks:edit
        * @enum {string}
        */
-      requiredPermission?: 'tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage';
+      requiredPermission?:
+        'tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate';
       /** @description Present for field-level problems. */
       errors?: components['schemas']['FieldErrorDto'][];
       /** @description With `after` beyond the end (validation_failed): the project's last sequence, where a reader may start. */
@@ -1486,6 +1658,9 @@ export interface components {
         | 'label.updated'
         | 'member.created'
         | 'member.updated'
+        | 'comment.created'
+        | 'comment.updated'
+        | 'comment.deleted'
         | '*'
       )[];
       description: string | null;
@@ -1530,6 +1705,9 @@ export interface components {
         | 'label.updated'
         | 'member.created'
         | 'member.updated'
+        | 'comment.created'
+        | 'comment.updated'
+        | 'comment.deleted'
         | '*'
       )[];
       /** @description Up to 500 characters, for the people who manage webhooks. */
@@ -1578,6 +1756,9 @@ export interface components {
         | 'label.updated'
         | 'member.created'
         | 'member.updated'
+        | 'comment.created'
+        | 'comment.updated'
+        | 'comment.deleted'
         | '*'
       )[];
       /** @description Up to 500 characters, for the people who manage webhooks. */
@@ -1610,7 +1791,10 @@ export interface components {
         | 'label.created'
         | 'label.updated'
         | 'member.created'
-        | 'member.updated';
+        | 'member.updated'
+        | 'comment.created'
+        | 'comment.updated'
+        | 'comment.deleted';
       /**
        * @description pending: an attempt is due or running; succeeded: a 2xx came back; failed: no attempt left
        * @enum {string}
@@ -1717,12 +1901,12 @@ export interface components {
        *       "tasks:edit"
        *     ]
        */
-      permissions: ('tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage')[];
+      permissions: ('tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate')[];
     };
     ApiKeyDto: {
       /** Format: uuid */
       id: string;
-      permissions: ('tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage')[];
+      permissions: ('tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate')[];
       /** Format: date-time */
       createdAt: string;
       name: string;
@@ -1737,7 +1921,7 @@ export interface components {
     ListedApiKeyDto: {
       /** Format: uuid */
       id: string;
-      permissions: ('tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage')[];
+      permissions: ('tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate')[];
       /** Format: date-time */
       createdAt: string;
       /**
@@ -1816,6 +2000,14 @@ export type AddDependencyDto = components['schemas']['AddDependencyDto'];
 export type FieldChangeDto = components['schemas']['FieldChangeDto'];
 export type HistoryEntryDto = components['schemas']['HistoryEntryDto'];
 export type HistoryPageDto = components['schemas']['HistoryPageDto'];
+export type CommentAuthorDto = components['schemas']['CommentAuthorDto'];
+export type CommentDto = components['schemas']['CommentDto'];
+export type CommentListDto = components['schemas']['CommentListDto'];
+export type CreateCommentDto = components['schemas']['CreateCommentDto'];
+export type CommentResponseDto = components['schemas']['CommentResponseDto'];
+export type UpdateCommentDto = components['schemas']['UpdateCommentDto'];
+export type CommentRevisionDto = components['schemas']['CommentRevisionDto'];
+export type CommentRevisionListDto = components['schemas']['CommentRevisionListDto'];
 export type SprintDto = components['schemas']['SprintDto'];
 export type SprintListDto = components['schemas']['SprintListDto'];
 export type CreateSprintDto = components['schemas']['CreateSprintDto'];
@@ -1833,6 +2025,7 @@ export type VelocityDto = components['schemas']['VelocityDto'];
 export type TrashedTaskDto = components['schemas']['TrashedTaskDto'];
 export type TrashListDto = components['schemas']['TrashListDto'];
 export type SprintCommitmentDto = components['schemas']['SprintCommitmentDto'];
+export type DeletedCommentDto = components['schemas']['DeletedCommentDto'];
 export type EventDataDto = components['schemas']['EventDataDto'];
 export type EventDto = components['schemas']['EventDto'];
 export type EventFeedDto = components['schemas']['EventFeedDto'];
@@ -5519,6 +5712,1596 @@ export interface operations {
            *       "title": "Not Found",
            *       "status": 404,
            *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  listComments: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1 to 100. */
+        limit?: number;
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: string;
+      };
+      header?: {
+        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CommentListDto'];
+        };
+      };
+      /** @description Not Modified: the copy named by If-None-Match is current; no body */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An invalid limit or cursor, or an unknown query parameter */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such live task in this project (a task in the trash included) */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  createComment: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateCommentDto'];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          /** @description The new comment: /api/v1/tasks/{taskId}/comments/{commentId} */
+          Location: string;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CommentResponseDto'];
+        };
+      };
+      /** @description Invalid or unknown field; a mention of someone who is not a member, or of more than 50 members (validation_failed naming body); parentId names a reply (nesting_too_deep); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The key lacks the comments:write permission */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the comments:write permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "comments:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such live task in this project, or parentId is not a comment of this task */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After-When-In-Progress'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getComment: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+        /** @description The comment's id */
+        commentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CommentResponseDto'];
+        };
+      };
+      /** @description Not Modified: the copy named by If-None-Match is current; no body */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such live task in this project, or no such comment of it */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Comment not found",
+           *       "code": "not_found"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  deleteComment: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+        /** @description Apply only if the resource is still the version this ETag names (or * for any): else 412 precondition_failed */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+        /** @description The comment's id */
+        commentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No Content */
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The key lacks the comments:write and the content:moderate permissions; or the comment was written with another key and this one lacks content:moderate (requiredPermission: content:moderate) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the comments:write permission (or content:moderate)",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "comments:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such live task in this project, or no such comment of it (a tombstone included) */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Comment not found",
+           *       "code": "not_found"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After-When-In-Progress'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
+      412: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Precondition Failed",
+           *       "status": 412,
+           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
+           *       "code": "precondition_failed"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  updateComment: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+        /** @description Apply only if the resource is still the version this ETag names (or * for any): else 412 precondition_failed */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+        /** @description The comment's id */
+        commentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateCommentDto'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CommentResponseDto'];
+        };
+      };
+      /** @description Empty body, invalid or unknown field, parentId (read-only), or a mention of someone who is not a member (validation_failed naming body); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The key lacks the comments:write and the content:moderate permissions; or the comment was written with another key and this one lacks content:moderate (requiredPermission: content:moderate) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the comments:write permission (or content:moderate)",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "comments:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such live task in this project, or no such comment of it (a tombstone included) */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Comment not found",
+           *       "code": "not_found"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After-When-In-Progress'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
+      412: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Precondition Failed",
+           *       "status": 412,
+           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
+           *       "code": "precondition_failed"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unprocessable Entity",
+           *       "status": 422,
+           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+           *       "code": "idempotency_key_reused"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  listCommentRevisions: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+        /** @description The comment's id */
+        commentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CommentRevisionListDto'];
+        };
+      };
+      /** @description Not Modified: the copy named by If-None-Match is current; no body */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "Send your key as Authorization: Bearer <key>",
+           *       "code": "unauthenticated"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such live task in this project, or no such comment of it */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Comment not found",
            *       "code": "not_found"
            *     }
            */

@@ -625,7 +625,8 @@ FROM
       ) AS tasks,
       '{}'::json AS sprints,
       '{}'::json AS labels,
-      '{}'::json AS members
+      '{}'::json AS members,
+      '{}'::json AS comments
     FROM
       views v
   ) answer;

@@ -1,10 +1,9 @@
-import { CanActivate, ExecutionContext, HttpStatus, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { Problem } from '../common/errors/problem';
 import { ApiKeyService } from './api-key.service';
 import { AUTH_EXEMPT, REQUIRED_PERMISSION } from './auth.decorators';
-import type { Permission } from './permissions';
+import { insufficientPermission, type Permission } from './permissions';
 
 /**
  * The global guard of every route: resolves `Authorization: Bearer <key>` to its
@@ -23,12 +22,9 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const caller = await this.apiKeys.authenticate(request);
     request.caller = caller;
-    const required = this.reflector.get<Permission | undefined>(REQUIRED_PERMISSION, context.getHandler());
-    if (required && !caller.permissions.has(required)) {
-      throw new Problem(HttpStatus.FORBIDDEN, 'insufficient_permission', `This key lacks the ${required} permission`, undefined, {
-        requiredPermission: required,
-      });
-    }
+    // The route's permission, or any of its alternatives (a moderator's, say); the 403 names the first.
+    const required = this.reflector.get<[Permission, ...Permission[]] | undefined>(REQUIRED_PERMISSION, context.getHandler());
+    if (required && !required.some((permission) => caller.permissions.has(permission))) throw insufficientPermission(required);
     return true;
   }
 }

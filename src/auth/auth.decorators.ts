@@ -17,15 +17,20 @@ export function ApiKeyAuthenticated(): ClassDecorator {
   return ApiBearerAuth('api-key');
 }
 
-/** Names the permission of an operation for the OpenAPI document's 403 example (src/openapi.ts removes it). */
+/** Names the permissions of an operation for the OpenAPI document's 403 example (src/openapi.ts removes it). */
 export const REQUIRED_PERMISSION_EXTENSION = 'x-required-permission';
 
-/** A write route: the key needs `permission` (else 403 naming it). */
-export function RequirePermission(permission: Permission): MethodDecorator {
+/**
+ * A write route: the key needs `permission`, or one of `alternatives` (else 403 naming
+ * `permission`). `forbidden` adds what else the service refuses with 403 (the OpenAPI description).
+ */
+export function RequirePermission(permission: Permission, options: { alternatives?: Permission[]; forbidden?: string } = {}): MethodDecorator {
+  const required = [permission, ...(options.alternatives ?? [])];
+  const lacks = `The key lacks the ${required.join(' and the ')} permission${required.length > 1 ? 's' : ''}`;
   return applyDecorators(
-    SetMetadata(REQUIRED_PERMISSION, permission),
-    ApiForbiddenResponse({ description: `The key lacks the ${permission} permission`, type: ProblemDto }),
-    ApiExtension(REQUIRED_PERMISSION_EXTENSION, permission),
+    SetMetadata(REQUIRED_PERMISSION, required),
+    ApiForbiddenResponse({ description: options.forbidden ? `${lacks}; or ${options.forbidden}` : lacks, type: ProblemDto }),
+    ApiExtension(REQUIRED_PERMISSION_EXTENSION, required),
   );
 }
 

@@ -10,11 +10,23 @@ import { SPRINT_JSON } from '../sprints/sprint-view.sql';
 import type { SprintDto } from '../sprints/sprint.dto';
 import type { TaskDetailDto } from '../tasks/task.dto';
 import { TASK_VIEW_CTES, TASK_VIEW_JOINS, taskJson } from '../tasks/task-view.sql';
-import { Change, CHANGE_TIME, CHANGE_TIME_SETTING, ChangeRecord, CHANGES_CHANNEL, RecordKind, subjectOf, WEBHOOK_DELIVERIES_QUEUED } from './change';
+import { COMMENT_JSON } from '../comments/comment-view.sql';
+import type { CommentDto } from '../comments/comment.dto';
+import {
+  Change,
+  CHANGE_TIME,
+  CHANGE_TIME_SETTING,
+  CommentChange,
+  ChangeRecord,
+  CHANGES_CHANNEL,
+  RecordKind,
+  subjectOf,
+  WEBHOOK_DELIVERIES_QUEUED,
+} from './change';
 
 /**
  * The one place that records a change: its task history entries, its events (the change feed,
- * decisions.md sections 13 and 20: tasks, sprints, labels and members), their webhook deliveries (the outbox, section 14) and the sprint
+ * decisions.md sections 13, 20 and 23: tasks, sprints, labels, members and comments), their webhook deliveries (the outbox, section 14) and the sprint
  * ledger (section 19), inside the change's own transaction, so that all of them commit with the change or not at all. Every
  * write ends with one call to `record`, which also sends the write's own statements and the
  * COMMIT (docs/locking.md: this is the last step of the lock order).
@@ -63,7 +75,7 @@ export class ChangeLog {
    * statement of the change may wait for a row lock.
    */
   async record<W extends unknown[][] = unknown[][]>(tx: SqlTransaction, change: Change, ...writes: Prisma.Sql[]): Promise<Recorded<W>> {
-    if (change.records.length === 0) throw new Error('A change records at least one task, sprint, label or member change');
+    if (change.records.length === 0) throw new Error('A change records at least one task, sprint, label, member or comment change');
     const rows = change.records.map((record, index) => {
       const { kind, id } = subjectOf(record);
       return {
@@ -104,7 +116,7 @@ export class ChangeLog {
         SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
           AS r(ord int, kind text, id uuid, action text, changes json, blocked_by_id uuid)`,
       ...(ids.task.length > 0 ? [historyCte(change)] : []),
-      ...viewCtes(change.projectId, ids),
+      ...viewCtes(change.projectId, ids, change),
       cte('events')`
         INSERT INTO events (project_id, sequence, type, actor, occurred_at, data)
         SELECT ${change.projectId}::uuid, n.before + i.ord, i.kind || '.' || i.action, ${change.actor}, ${CHANGE_TIME},
@@ -152,9 +164,9 @@ type ShownIds = Record<RecordKind, string[]>;
 /**
  * How each kind of resource is shown (its id and JSON, `kind`, `id`, `view`), read from the rows
  * as the change left them; a task as GET answers it, or as the trash lists it (after the CTE
- * `shown` and TASK_VIEW_CTES, viewCtes).
+ * `shown` and TASK_VIEW_CTES, viewCtes); a deleted comment as its record says (commentViews).
  */
-const VIEW_OF: Record<RecordKind, (projectId: string, ids: string[]) => Prisma.Sql> = {
+const VIEW_OF: Record<RecordKind, (projectId: string, ids: string[], change: Change) => Prisma.Sql> = {
   task: () => Prisma.sql`
     SELECT 'task' AS kind, t.id, CASE WHEN t.deleted_at IS NULL THEN ${taskJson({ detail: true })} ELSE ${taskJson({ trash: true })} END AS view
       FROM shown t ${TASK_VIEW_JOINS}`,
@@ -164,7 +176,39 @@ const VIEW_OF: Record<RecordKind, (projectId: string, ids: string[]) => Prisma.S
     SELECT 'label' AS kind, l.id, ${LABEL_JSON} AS view FROM labels l WHERE l.id = ANY(${ids}::uuid[]) AND l.project_id = ${projectId}::uuid`,
   member: (projectId, ids) => Prisma.sql`
     SELECT 'member' AS kind, m.id, ${MEMBER_JSON} AS view FROM memberships m WHERE m.id = ANY(${ids}::uuid[]) AND m.project_id = ${projectId}::uuid`,
+  comment: (projectId, _ids, change) => commentViews(projectId, change),
 };
+
+/**
+ * A comment created or updated as GET answers it; a deleted one as `{id, taskId, parentId}`,
+ * from its record (decisions.md section 23: its row is gone, or a tombstone whose own view is
+ * not what the event shows).
+ */
+function commentViews(projectId: string, change: Change): Prisma.Sql {
+  const records = change.records.filter((record): record is CommentChange => 'comment' in record);
+  const shown = records.filter((record) => !record.deleted).map((record) => record.comment);
+  const deleted = records.flatMap((record) =>
+    record.deleted ? [{ id: record.comment, task_id: record.deleted.taskId, parent_id: record.deleted.parentId }] : [],
+  );
+  return Prisma.join(
+    [
+      ...(shown.length > 0
+        ? [
+            Prisma.sql`
+    SELECT 'comment' AS kind, c.id, ${COMMENT_JSON} AS view FROM comments c WHERE c.id = ANY(${shown}::uuid[]) AND c.project_id = ${projectId}::uuid`,
+          ]
+        : []),
+      ...(deleted.length > 0
+        ? [
+            Prisma.sql`
+    SELECT 'comment' AS kind, d.id, json_build_object('id', d.id, 'taskId', d.task_id, 'parentId', d.parent_id) AS view
+      FROM json_to_recordset(${JSON.stringify(deleted)}::json) AS d(id uuid, task_id uuid, parent_id uuid)`,
+          ]
+        : []),
+    ],
+    '\n      UNION ALL',
+  );
+}
 const RECORD_KINDS = Object.keys(VIEW_OF) as RecordKind[];
 
 /** The history entries of a change's tasks (none for a purge, which removes them), as a CTE of `record`'s last statement. */
@@ -181,10 +225,10 @@ function historyCte(change: Change): Cte {
  * the database plan) the label and member views, and a label's or member's change not the
  * task view's CTEs.
  */
-function viewCtes(projectId: string, ids: ShownIds): Cte[] {
+function viewCtes(projectId: string, ids: ShownIds, change: Change): Cte[] {
   const kinds = RECORD_KINDS.filter((kind) => ids[kind].length > 0);
   const views = cte('views')`${Prisma.join(
-    kinds.map((kind) => VIEW_OF[kind](projectId, ids[kind])),
+    kinds.map((kind) => VIEW_OF[kind](projectId, ids[kind], change)),
     '\n      UNION ALL',
   )}`;
   if (!kinds.includes('task')) return [views];
@@ -227,6 +271,8 @@ export interface Recorded<W extends unknown[][] = unknown[][]> {
   labels: Record<string, LabelDto>;
   /** Membership id: the member as the change left it. */
   members: Record<string, MemberDto>;
+  /** Comment id: the comment as the change left it (as `{id, taskId, parentId}` for one it deleted). */
+  comments: Record<string, CommentDto>;
   /** The rows each write statement returned, in the order given. */
   written: W;
 }

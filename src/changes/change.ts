@@ -38,7 +38,21 @@ export interface MemberChange {
   changes?: FieldChange[];
 }
 
-export type ChangeRecord = TaskChange | SprintChange | LabelChange | MemberChange;
+/**
+ * What happened to one comment (decisions.md section 23): its event `comment.<action>`. A comment
+ * writes no task history and leaves its task's updatedAt alone. `deleted` carries what the event
+ * shows of it, `{id, taskId, parentId}`: its row is gone, or a tombstone by then.
+ */
+export interface CommentChange {
+  comment: string;
+  action: 'created' | 'updated' | 'deleted';
+  /** `updated`: the body's before and after. */
+  changes?: FieldChange[];
+  /** `deleted`: its task and parent. */
+  deleted?: { taskId: string; parentId: string | null };
+}
+
+export type ChangeRecord = TaskChange | SprintChange | LabelChange | MemberChange | CommentChange;
 
 /** One change to a project, as ChangeLog.record writes it: its records in the order they happened. */
 export interface Change {
@@ -49,17 +63,18 @@ export interface Change {
 }
 
 /** The kinds of resource a change record names: the first word of its event type. */
-export type RecordKind = 'task' | 'sprint' | 'label' | 'member';
+export type RecordKind = 'task' | 'sprint' | 'label' | 'member' | 'comment';
 
-/** What a record is about: its kind and the id of its task, sprint, label or member. */
+/** What a record is about: its kind and the id of its task, sprint, label, member or comment. */
 export function subjectOf(record: ChangeRecord): { kind: RecordKind; id: string } {
   if ('task' in record) return { kind: 'task', id: record.task };
   if ('sprint' in record) return { kind: 'sprint', id: record.sprint };
   if ('label' in record) return { kind: 'label', id: record.label };
+  if ('comment' in record) return { kind: 'comment', id: record.comment };
   return { kind: 'member', id: record.member };
 }
 
-/** Every event type of the feed (decisions.md sections 13 and 20), for `types` filters and webhook subscriptions. */
+/** Every event type of the feed (decisions.md sections 13, 20 and 23), for `types` filters and webhook subscriptions. */
 export const EVENT_TYPES = [
   'task.created',
   'task.updated',
@@ -77,6 +92,9 @@ export const EVENT_TYPES = [
   'label.updated',
   'member.created',
   'member.updated',
+  'comment.created',
+  'comment.updated',
+  'comment.deleted',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -13,6 +13,8 @@ import { Prisma } from '../generated/prisma/client';
  *  3. Task rows: a parent before its subtasks, otherwise by id (lockTasks). (The admin writes of
  *     a label or a member lock that one row here, lockLabel and lockMember: no other write locks
  *     those rows, and they lock no task.)
+ *  3b. Comment rows, after their task's: a top-level comment before its replies, otherwise by
+ *     id (lockComments).
  *  4. The project's event row: ChangeLog.record, the last step of every write, which also takes
  *     the change's time; then, at COMMIT, the project's task list version row (a deferred
  *     trigger).
@@ -30,7 +32,7 @@ import { Prisma } from '../generated/prisma/client';
  * after the one that locks, sent in the same pipeline (SqlTransaction.pipeline) so that it costs
  * no round trip.
  */
-export type RowLockMode = 'FOR SHARE' | 'FOR NO KEY UPDATE' | 'FOR UPDATE';
+export type RowLockMode = 'FOR KEY SHARE' | 'FOR SHARE' | 'FOR NO KEY UPDATE' | 'FOR UPDATE';
 
 /**
  * Locks the sprints that `which` selects (a condition on the sprint row `s`), by id, answering
@@ -58,6 +60,18 @@ export function lockTasks(
   columns: Prisma.Sql = Prisma.sql`t.id::text`,
 ): Prisma.Sql {
   return Prisma.sql`SELECT ${columns} FROM tasks t WHERE t.project_id = ${projectId}::uuid AND ${which} ORDER BY t.id ${Prisma.raw(mode)}`;
+}
+
+/**
+ * Locks the comments of the task `taskId` that `which` selects (a condition on the comment row
+ * `c`), by id, answering `columns` of each (from `c`, current once locked). Lock the task first
+ * (a comment write holds it FOR SHARE, so that it cannot go to the trash or be purged meanwhile),
+ * and a top-level comment in a statement before its replies'.
+ */
+export function lockComments(projectId: string, taskId: string, which: Prisma.Sql, mode: RowLockMode, columns: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    SELECT ${columns} FROM comments c
+     WHERE c.task_id = ${taskId}::uuid AND c.project_id = ${projectId}::uuid AND ${which} ORDER BY c.id ${Prisma.raw(mode)}`;
 }
 
 /**

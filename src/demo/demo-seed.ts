@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import { AdminService } from '../admin/admin.service';
 import type { Caller } from '../auth/caller';
 import { ALL_PERMISSIONS } from '../auth/permissions';
+import { CommentsService } from '../comments/comments.service';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DatabaseStart } from '../database/database.module';
 import { SprintsService } from '../sprints/sprints.service';
@@ -16,8 +17,9 @@ export const DEMO_KEY_NAME = 'Demo key';
 /**
  * On a new embedded database: a demo project worth exploring (two members, labels, a closed
  * sprint with its report, an active sprint and a planned one, twelve tasks with estimates,
- * labels, assignees, due dates, a subtask, a dependency and a backlog order) and a key holding
- * every permission, printed once.
+ * labels, assignees, due dates, a subtask, a dependency and a backlog order, a conversation on
+ * the urgent crash with a mention, a reply and an edit) and a key holding every permission,
+ * printed once.
  *
  * Runs once the application is initialised, and writes everything through the services: the
  * project, its members, labels and key through the admin service, as the app would; the
@@ -36,6 +38,7 @@ export class DemoSeed implements OnApplicationBootstrap {
     private readonly tasks: TasksService,
     private readonly dependencies: DependenciesService,
     private readonly order: TaskOrderService,
+    private readonly comments: CommentsService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -170,6 +173,18 @@ export class DemoSeed implements OnApplicationBootstrap {
     await task('Old import format', { status: TaskStatus.cancelled, description: 'Nobody uses it any more.' });
     // The backlog order: the urgent crash first, then the slow search, the rest as created.
     await this.order.moveMany(caller, { taskIds: [crash.id, search.id], to: 'top' });
+
+    // A conversation on the crash: a comment that mentions a member, a reply, an edit (a revision).
+    const { comment: found } = await this.comments.create(caller, crash.id, {
+      body: `Reproduced: clearing the due date of a task in a sprint sends \`null\` to the board, which then fails. <@${ids.grace}>, can you take it?`,
+    });
+    await this.comments.create(caller, crash.id, { body: 'On it: the fix is in review.', parentId: found.id });
+    await this.comments.update(caller, crash.id, found.id, {
+      body: `Reproduced: clearing the due date of a task in a sprint sends \`null\` to the board, which then fails to render. <@${ids.grace}>, can you take it?`,
+    });
+    await this.comments.create(caller, search.id, {
+      body: `<@${ids.ada}> measured 2.4 s for a search over 12 000 tasks.`,
+    });
   }
 }
 

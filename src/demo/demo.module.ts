@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
 import { ProjectSetupModule } from '../admin/project-setup.module';
+import { CommentsModule } from '../comments/comments.module';
 import { SprintsModule } from '../sprints/sprints.module';
 import { TasksModule } from '../tasks/tasks.module';
 import { DemoSeed } from './demo-seed';
 
 /** The demo project of a new embedded database (decisions.md section 9), written through the services. */
-@Module({ imports: [ProjectSetupModule, TasksModule, SprintsModule], providers: [DemoSeed] })
+@Module({ imports: [ProjectSetupModule, TasksModule, SprintsModule, CommentsModule], providers: [DemoSeed] })
 export class DemoModule {}

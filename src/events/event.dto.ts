@@ -3,6 +3,7 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, PickTy
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { EVENT_TYPES } from '../changes/change';
+import { CommentDto, DeletedCommentDto } from '../comments/comment.dto';
 import { digitsToNumber, IsCommaSeparatedListOf } from '../common/validation/validators';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { FieldChangeDto } from '../history/history-entry.dto';
@@ -70,8 +71,8 @@ export class EventStreamQueryDto extends PickType(EventFeedQueryDto, ['types']) 
   after?: number;
 }
 
-/** What an event carries, by type (decisions.md sections 13 and 20). */
-@ApiExtraModels(TaskDetailDto, TrashedTaskDto, SprintDto, SprintCommitmentDto, SprintReportDto)
+/** What an event carries, by type (decisions.md sections 13, 20 and 23). */
+@ApiExtraModels(TaskDetailDto, TrashedTaskDto, SprintDto, SprintCommitmentDto, SprintReportDto, CommentDto, DeletedCommentDto)
 export class EventDataDto {
   /**
    * The task right after the change, as GET /api/v1/tasks/{taskId} answers it; for
@@ -89,7 +90,13 @@ export class EventDataDto {
   label?: LabelDto;
   /** member.created and member.updated: the member right after the change, as GET /api/v1/members lists it. */
   member?: MemberDto;
-  /** task.updated, sprint.updated, label.updated and member.updated: each field's before and after, as in history. */
+  /**
+   * comment.created and comment.updated: the comment right after the change, as
+   * GET /api/v1/tasks/{taskId}/comments/{commentId} answers it; comment.deleted: `{id, taskId, parentId}`.
+   */
+  @ApiProperty({ required: false, anyOf: [{ $ref: getSchemaPath(CommentDto) }, { $ref: getSchemaPath(DeletedCommentDto) }] })
+  comment?: CommentDto | DeletedCommentDto;
+  /** task.updated, sprint.updated, label.updated, member.updated and comment.updated: each field's before and after, as in history. */
   changes?: FieldChangeDto[];
   /** task.dependency_added and task.dependency_removed: the other task, which blocks (or blocked) `task`. */
   @ApiPropertyOptional({ format: 'uuid' })

@@ -214,9 +214,11 @@ export type Shown = View | { readonly not: string };
 
 /**
  * Who writes a field: clients (`default`, its value at creation when the body leaves it out;
- * none: the body must send it; `createOnly`, a PATCH may not change it), or `'service'` alone.
+ * none: the body must send it; `createOnly`, a PATCH may not change it; `clearable: false`, a
+ * body may not send null though the column holds null for the service's own reasons, as a
+ * deleted comment's text), or `'service'` alone.
  */
-export type Written<T> = { readonly default?: T | null; readonly createOnly?: boolean } | 'service';
+export type Written<T> = { readonly default?: T | null; readonly createOnly?: boolean; readonly clearable?: false } | 'service';
 
 /**
  * One column of a resource's table. `write` and `shown` are required, so that a field written
@@ -292,13 +294,14 @@ export function bodyField(field: Field): PropertyDecorator {
   if (!write) throw new Error(`${field.column} is not written by clients (its row says write: 'service')`);
   const required = !('default' in write);
   const { default: byDefault } = write;
+  const takesNull = field.nullable && write.clearable !== false;
   return applyDecorators(
-    ...(required ? [] : [field.nullable ? IsOptional() : OptionalButNotNull()]),
+    ...(required ? [] : [takesNull ? IsOptional() : OptionalButNotNull()]),
     ...field.kind.validators,
     ApiProperty({
       ...field.kind.schema,
       required,
-      ...(field.nullable ? { nullable: true } : {}),
+      ...(takesNull ? { nullable: true } : {}),
       ...(byDefault !== undefined && byDefault !== null ? { default: byDefault } : {}),
     } as never),
   );

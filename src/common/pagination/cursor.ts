@@ -6,7 +6,7 @@ import { isUuid } from '../ids';
 import { PrismaService } from '../../database/prisma.service';
 
 /** Which list a cursor belongs to: a cursor of one list is refused by the others. */
-export type CursorKind = 'tasks' | 'trash' | 'history' | 'webhook_deliveries';
+export type CursorKind = 'tasks' | 'trash' | 'history' | 'webhook_deliveries' | 'comments';
 
 /** Lists whose position is a unique sort key of its own (the backlog order's rank), not a time and an id. */
 export type KeyCursorKind = 'tasks_by_rank';
