@@ -18,7 +18,9 @@ export class HistoryService {
   /** A live task's history, newest first, paginated like the task list. */
   async list(caller: Caller, taskId: string, query: PageQueryDto): Promise<HistoryPageDto> {
     const limit = query.limit ?? 50;
-    const after = this.cursors.positionAfter('history', query.cursor);
+    // The task is part of the list's query: a cursor of one task's history is refused by another's.
+    const list = { query, path: { taskId } };
+    const after = this.cursors.positionAfter('history', list);
     const task = await this.prisma.task.findFirst({ where: { id: taskId, projectId: caller.projectId, deletedAt: null }, select: { id: true } });
     if (!task) throw notFound('Task');
     const rows = await this.prisma.historyEntry.findMany({
@@ -32,7 +34,7 @@ export class HistoryService {
       take: limit + 1,
       select: { id: true, createdAt: true, actor: true, action: true, changes: true },
     });
-    const page = toPage(rows, limit, this.cursors, 'history', (row) => ({ at: row.createdAt, id: row.id }));
+    const page = toPage(rows, limit, this.cursors, 'history', list, (row) => ({ at: row.createdAt, id: row.id }));
     return {
       history: page.items.map((row) => ({
         id: row.id,

@@ -210,7 +210,8 @@ export class ListTasksQueryDto extends PageQueryDto {
   @IsOptional()
   @IsIn(['created', 'rank'], { message: 'must be created or rank' })
   @ApiPropertyOptional({ enum: ['created', 'rank'], default: 'created' })
-  sort?: 'created' | 'rank';
+  // The default as a value: a cursor of the default order then belongs to `sort=created` too (CursorCodec).
+  sort?: 'created' | 'rank' = 'created';
 
   /** `true`: only tasks with an estimate; `false`: only tasks without one. */
   @IsOptional()

@@ -142,7 +142,8 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
   /** A webhook's deliveries, newest first, paginated like the other lists. */
   async deliveries(caller: Caller, webhookId: string, query: PageQueryDto): Promise<WebhookDeliveryPageDto> {
     const limit = query.limit ?? 50;
-    const after = this.cursors.positionAfter('webhook_deliveries', query.cursor);
+    const list = { query, path: { webhookId } };
+    const after = this.cursors.positionAfter('webhook_deliveries', list);
     const webhook = await findWebhook(this.prisma, caller.projectId, webhookId);
     // Keyset: the row comparison is served by the (webhook_id, created_at DESC, id DESC) index.
     const keyset = after ? Prisma.sql`AND (d.created_at, d.id) < (${after.at.toISOString()}::timestamptz, ${after.id}::uuid)` : Prisma.empty;
@@ -152,7 +153,7 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
        WHERE d.webhook_id = ${webhook.view.id}::uuid ${keyset}
        ORDER BY d.created_at DESC, d.id DESC
        LIMIT ${limit + 1}`;
-    const page = toPage(rows, limit, this.cursors, 'webhook_deliveries', (row) => ({ at: row.at, id: row.delivery.id }));
+    const page = toPage(rows, limit, this.cursors, 'webhook_deliveries', list, (row) => ({ at: row.at, id: row.delivery.id }));
     return { deliveries: page.items.map((row) => row.delivery), nextCursor: page.nextCursor };
   }
 
