@@ -57,7 +57,10 @@ export class SprintsController {
     return this.reports.report(caller, sprintId);
   }
 
-  /** The sprint's scope, completed and remaining work at the end of each Madrid day since its activation. */
+  /**
+   * The sprint's scope, completed, cancelled and remaining work at the end of each Madrid day since
+   * its activation, with the ideal line; for an active sprint, the days ahead up to its endDate too.
+   */
   @Get(':sprintId/burndown')
   @Header('Content-Type', JSON_CONTENT_TYPE)
   @ApiOkResponse({ type: BurndownDto })

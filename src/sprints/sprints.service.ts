@@ -177,11 +177,18 @@ export class SprintsService {
       Prisma.sql`
         UPDATE sprints SET status = ${status}::sprint_status, updated_at = ${CHANGE_TIME},
                ${Prisma.raw(status === 'active' ? 'activated_at' : 'closed_at')} = ${CHANGE_TIME}
+               ${Prisma.raw(status === 'closed' ? CLOSED_WINDOW : '')}
          WHERE id = ${sprintId}::uuid`,
     );
     return recorded.sprints[sprintId];
   }
 }
+
+/**
+ * A close keeps the window the sprint has then: its frozen burndown draws its ideal line on it,
+ * whatever the window becomes later (a closed sprint's window can still be edited).
+ */
+const CLOSED_WINDOW = ', closed_start_date = start_date, closed_end_date = end_date';
 
 /** Moves the tasks `ids` (locked) out of sprint `from`, to `to` or to no sprint. */
 function moveTasks(ids: string[], from: string, to: string | null): Prisma.Sql {
