@@ -120,6 +120,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     exemplifyProblems(path, operation);
   }
   describeWebhookDeliveries(document);
+  dropUnusedSchemesAndTags(document);
   closeRequestBodies(document);
   toJsonSchemaNulls(document);
   return document;
@@ -462,6 +463,20 @@ function problemFor(status: number, path: string, permission: string | undefined
     default:
       return null;
   }
+}
+
+/**
+ * Without ADMIN_TOKEN the admin interface does not exist, nor do its operations in the document:
+ * neither then does its bearer scheme (Swagger UI's Authorize would offer a token nothing takes)
+ * nor its tag. Whatever no operation uses goes.
+ */
+function dropUnusedSchemesAndTags(document: OpenAPIObject): void {
+  const operations = [...operationsOf(document)].map(([, , operation]) => operation);
+  const schemes = new Set(operations.flatMap((operation) => (operation.security ?? []).flatMap((requirement) => Object.keys(requirement))));
+  const tags = new Set(operations.flatMap((operation) => operation.tags ?? []));
+  const securitySchemes = document.components?.securitySchemes ?? {};
+  for (const name of Object.keys(securitySchemes)) if (!schemes.has(name)) delete securitySchemes[name];
+  document.tags = (document.tags ?? []).filter((tag) => tags.has(tag.name));
 }
 
 /**

@@ -1,5 +1,17 @@
-import { createProject, createTask, TaskJson, TestProject } from './support/fixtures';
+import { isCatchAllRoute } from '../src/common/http/catch-all';
+import { createProject, createTask, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
 import { startTestApp, TestApp } from './support/test-app';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+/** The routes the Express router holds (the catch-all apart), each with the methods it serves: read from the app, not listed. */
+function routerRoutes(t: TestApp): { path: string; methods: string[] }[] {
+  const layers: Json[] = t.app.getHttpAdapter().getInstance().router.stack;
+  return layers
+    .filter((layer) => layer.route && !isCatchAllRoute(layer.route))
+    .map((layer) => ({ path: layer.route.path as string, methods: Object.keys(layer.route.methods).map((method) => method.toUpperCase()) }));
+}
 
 // decisions.md section 26: what a newcomer trips on, each rule through HTTP.
 describe('what a newcomer trips on (decisions.md section 26)', () => {
@@ -10,6 +22,83 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
     project = await createProject(t, 'Newcomer');
   });
   afterAll(() => t.close());
+
+  describe('routes', () => {
+    it('answers a method that a path does not serve 405 method_not_allowed with Allow, on every route the router holds, without a key', async () => {
+      const routes = routerRoutes(t);
+      expect(routes.length).toBeGreaterThan(40);
+      const problems: string[] = [];
+      let checked = 0;
+      for (const path of new Set(routes.map((route) => route.path.replace(/:\w+/g, NO_SUCH_ID)))) {
+        // What serves this path: every route whose template it fits (a literal segment is no parameter's value here).
+        const serving = routes.filter((route) => new RegExp(`^${route.path.replace(/:\w+/g, '[^/]+')}$`).test(path));
+        const served = new Set(serving.flatMap((route) => route.methods));
+        if (served.has('GET')) served.add('HEAD');
+        const allow = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((method) => served.has(method) || method === 'OPTIONS');
+        for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => !served.has(method))) {
+          checked++;
+          const res = await (t.http as Json)[method.toLowerCase()](path);
+          if (res.status !== 405 || res.headers.allow !== allow.join(', ') || (method !== 'HEAD' && res.body.code !== 'method_not_allowed')) {
+            problems.push(`${method} ${path}: ${res.status} ${res.body?.code ?? ''} Allow: ${res.headers.allow} (expected ${allow.join(', ')})`);
+          }
+        }
+      }
+      expect(checked).toBeGreaterThan(100);
+      expect(problems).toEqual([]);
+    });
+
+    it('names the route and the methods it serves in the 405', async () => {
+      const res = await t.http.put(`/api/v1/tasks/${NO_SUCH_ID}`).send({ title: 'x' }).expect(405);
+      expect(res.headers.allow).toBe('GET, HEAD, PATCH, DELETE, OPTIONS');
+      expect(res.body).toMatchObject({ status: 405, code: 'method_not_allowed' });
+      expect(res.body.detail).toContain('/api/v1/tasks/{taskId}');
+    });
+
+    it('answers an unknown path under /api/v1 404 not_found without a key, before authentication, with the RateLimit-* headers', async () => {
+      for (const path of ['/api/v1/taks', '/api/v1', '/api/v1/tasks/x/nope']) {
+        const res = await t.http.get(path).expect(404);
+        expect(res.body).toMatchObject({ code: 'not_found' });
+        expect(res.headers['www-authenticate']).toBeUndefined();
+        for (const header of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) expect(res.headers[header]).toBeDefined();
+      }
+      const withBadKey = await t.http.post('/api/v1/taks').set('Authorization', 'Bearer tsk_nope').send({}).expect(404);
+      expect(withBadKey.body.code).toBe('not_found');
+      await t.http.get('/api/v1/tasks').expect(401); // a real route still needs the key
+    });
+
+    it('keeps answering CORS preflights of /api/v1 204 without a key', async () => {
+      const res = await t.http
+        .options(`/api/v1/tasks/${NO_SUCH_ID}`)
+        .set('Origin', 'https://board.example.org')
+        .set('Access-Control-Request-Method', 'PATCH')
+        .expect(204);
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+    });
+
+    it('answers GET / with the service’s name and version, links to /docs, /docs/openapi.json and /health, and whether the admin interface is on', async () => {
+      const res = await t.http.get('/').expect(200);
+      const pkg = require('../package.json') as { name: string; version: string };
+      expect(res.body).toMatchObject({
+        name: pkg.name,
+        version: pkg.version,
+        links: { docs: '/docs', openapi: '/docs/openapi.json', health: '/health' },
+        adminInterface: { enabled: true, path: '/admin/v1' },
+      });
+      for (const link of ['/docs', '/docs/openapi.json', '/health']) await t.http.get(link).expect(200);
+    });
+  });
+
+  it('answers status in a sprint body 400 read_only_field whose detail names the admin routes that change it', async () => {
+    const created = await project.api.post('/api/v1/sprints', { name: 'Sprint', status: 'active' }).expect(400);
+    const sprint = (await project.api.post('/api/v1/sprints', { name: 'Sprint' }).expect(201)).body.sprint;
+    const patched = await project.api.patch(`/api/v1/sprints/${sprint.id}`, { status: 'active' }).expect(400);
+    for (const res of [created, patched]) {
+      expect(res.body).toMatchObject({ code: 'read_only_field', errors: [{ field: 'status' }] });
+      expect(res.body.detail).toContain('POST /admin/v1/sprints/{sprintId}/activate');
+      expect(res.body.detail).toContain('POST /admin/v1/sprints/{sprintId}/close');
+      expect(res.body.detail).toContain('ADMIN_TOKEN');
+    }
+  });
 
   describe('a cursor belongs to the query that issued it', () => {
     let cursorOf: (url: string) => Promise<string>;

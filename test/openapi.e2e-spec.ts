@@ -205,7 +205,7 @@ describe('OpenAPI document', () => {
       expect(paths[path].get.responses['401']).toBeUndefined();
     }
     const withoutKey = operations().filter(({ operation }) => !operation.security?.length);
-    expect(withoutKey.map(({ path }) => path).sort()).toEqual(['/health', '/metrics', '/ready']);
+    expect(withoutKey.map(({ path }) => path).sort()).toEqual(['/', '/health', '/metrics', '/ready']);
   });
 
   it('gives every operation a unique operationId that reads as a method name', () => {

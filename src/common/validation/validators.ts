@@ -89,11 +89,11 @@ export function OptionalButNotNull(): PropertyDecorator {
   return ValidateIf((_object, value) => value !== undefined);
 }
 
-/** A field clients may read but never send: sending it is `read_only_field`. */
-export function ReadOnlyField(): PropertyDecorator {
+/** A field clients may read but never send: sending it is `read_only_field`; `message` may say what changes it instead. */
+export function ReadOnlyField(message = 'is read-only'): PropertyDecorator {
   return ValidateBy({
     name: READ_ONLY_FIELD,
-    validator: { validate: (value) => value === undefined, defaultMessage: () => 'is read-only' },
+    validator: { validate: (value) => value === undefined, defaultMessage: () => message },
   });
 }
 
