@@ -100,6 +100,53 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
     }
   });
 
+  describe('a task in the trash asked for by a live-task endpoint: 404 not_found with inTrash and the restore route', () => {
+    let trashed: TaskJson;
+    let live: TaskJson;
+    beforeAll(async () => {
+      [trashed, live] = [await createTask(project, { title: 'In the trash' }), await createTask(project, { title: 'Live' })];
+      await project.api.post(`/api/v1/tasks/${trashed.id}/dependencies`, { blockedById: live.id }).expect(201);
+      await project.api.delete(`/api/v1/tasks/${trashed.id}`).expect(204);
+    });
+    const expectInTrash = (res: { status: number; body: Json }) => {
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ code: 'not_found', inTrash: true });
+      expect(res.body.detail).toContain('POST /api/v1/trash/{taskId}/restore');
+      expect(res.body.detail).toContain(`/api/v1/trash/${trashed.id}/restore`);
+    };
+    const endpoints: [string, () => Promise<{ status: number; body: Json }>][] = [
+      ['GET /tasks/{taskId}', () => project.api.get(`/api/v1/tasks/${trashed.id}`)],
+      ['PATCH /tasks/{taskId}', () => project.api.patch(`/api/v1/tasks/${trashed.id}`, { title: 'Changed' })],
+      ['DELETE /tasks/{taskId}', () => project.api.delete(`/api/v1/tasks/${trashed.id}`)],
+      ['POST /tasks/{taskId}/move', () => project.api.post(`/api/v1/tasks/${trashed.id}/move`, { to: 'top' })],
+      ['POST /tasks/move', () => project.api.post('/api/v1/tasks/move', { taskIds: [live.id, trashed.id], to: 'top' })],
+      ['POST /tasks/{taskId}/move against a task in the trash', () => project.api.post(`/api/v1/tasks/${live.id}/move`, { before: trashed.id })],
+      ['POST /tasks/{taskId}/dependencies', () => project.api.post(`/api/v1/tasks/${trashed.id}/dependencies`, { blockedById: live.id })],
+      ['DELETE /tasks/{taskId}/dependencies/{blockedById}', () => project.api.delete(`/api/v1/tasks/${trashed.id}/dependencies/${live.id}`)],
+      ['GET /tasks/{taskId}/history', () => project.api.get(`/api/v1/tasks/${trashed.id}/history`)],
+    ];
+    it.each(endpoints)('says so on %s', async (_name, send) => {
+      expectInTrash(await send());
+    });
+
+    it('says so to a key without any permission, which can read the trash', async () => {
+      const reader = await project.issueKey([], 'Reader');
+      expectInTrash(await reader.api.get(`/api/v1/tasks/${trashed.id}`));
+      expectInTrash(await reader.api.get(`/api/v1/tasks/${trashed.id}/history`));
+    });
+
+    it('says nothing of the trash of another project, nor of a task that does not exist', async () => {
+      const other = await createProject(t, 'Other trash');
+      const theirs = await createTask(other, { title: 'Theirs' });
+      await other.api.delete(`/api/v1/tasks/${theirs.id}`).expect(204);
+      for (const id of [theirs.id, NO_SUCH_ID]) {
+        const res = await project.api.get(`/api/v1/tasks/${id}`).expect(404);
+        expect(res.body).toEqual(expect.not.objectContaining({ inTrash: expect.anything() }));
+        expect(res.body.detail).toBe('Task not found');
+      }
+    });
+  });
+
   describe('a cursor belongs to the query that issued it', () => {
     let cursorOf: (url: string) => Promise<string>;
     beforeAll(async () => {

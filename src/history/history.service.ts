@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
-import { notFound } from '../common/errors/problem';
 import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { toPage } from '../common/pagination/page';
 import { PrismaService } from '../database/prisma.service';
 import type { FieldChangeDto, HistoryPageDto } from './history-entry.dto';
+import { liveTaskNotFound } from '../tasks/live-task-not-found';
 
 /** Reads task history; ChangeLog (src/changes) writes it, with the change it records. */
 @Injectable()
@@ -22,7 +22,7 @@ export class HistoryService {
     const list = { query, path: { taskId } };
     const after = this.cursors.positionAfter('history', list);
     const task = await this.prisma.task.findFirst({ where: { id: taskId, projectId: caller.projectId, deletedAt: null }, select: { id: true } });
-    if (!task) throw notFound('Task');
+    if (!task) throw await liveTaskNotFound(this.prisma.sql, caller.projectId, taskId);
     const rows = await this.prisma.historyEntry.findMany({
       where: {
         taskId,

@@ -12,6 +12,7 @@ import { Prisma } from '../generated/prisma/client';
 import { TaskReader } from './task-reader.service';
 import { ceilingAfter, Neighbourhood, place, RANK_WINDOW, rankText, rankValue } from './task-ranks';
 import type { MovedTasksDto, MoveTaskDto, MoveTasksDto, TaskDetailDto, TaskResponseDto } from './task.dto';
+import { liveTaskNotFound } from './live-task-not-found';
 
 type Where = { before: string } | { after: string } | { to: 'top' | 'bottom' };
 
@@ -74,7 +75,9 @@ export class TaskOrderService {
         Prisma.sql`SELECT COALESCE((SELECT last_sequence FROM event_sequences WHERE project_id = ${projectId}::uuid), 0)::text AS last`,
       );
       const found = new Map(moving.map((task) => [task.id, task]));
-      if (taskIds.some((id) => !found.get(id)?.live) || (anchorId && !anchors[0]?.live)) throw notFound('Task');
+      if (taskIds.some((id) => !found.get(id)?.live) || (anchorId && !anchors[0]?.live)) {
+        throw await liveTaskNotFound(tx, projectId, [...taskIds, ...(anchorId ? [anchorId] : [])]);
+      }
       const around: Neighbourhood = {
         below: below.map((task) => ({ id: task.id, rank: rankValue(task.rank) })),
         above: above.map((task) => ({ id: task.id, rank: rankValue(task.rank) })),
