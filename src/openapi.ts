@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { PUBLIC_OPERATION, REQUIRED_PERMISSION_EXTENSION } from './auth/auth.decorators';
 import { rateLimited } from './auth/rate-limit.guard';
@@ -9,6 +10,7 @@ import { internalProblem, problemJson } from './common/errors/problem-details.fi
 import { HONOURS_IF_MATCH } from './common/http/entity-tag';
 import { isIdParameter } from './common/ids';
 import { surfaceOfPath } from './common/http/surface';
+import { referenceNotFound } from './tasks/task-references';
 import { describeWebhookDeliveries } from './webhooks/webhook-openapi';
 
 /**
@@ -422,7 +424,7 @@ function problemFor(status: number, path: string, permission: string | undefined
       if (!parameter) {
         const field = path.endsWith('/bulk') ? 'tasks[0].sprintId' : path.endsWith('/move') ? null : 'sprintId';
         if (!field) return new Problem(status, 'not_found', 'Task not found');
-        return new Problem(status, 'not_found', 'Sprint not found', [{ field, message: 'is not a sprint of this project that accepts tasks' }]);
+        return referenceNotFound('sprintId', field, [randomUUID()]);
       }
       const what = path.startsWith('/api/v1/trash/') ? 'Task in the trash' : NOT_FOUND_BY_PARAMETER[parameter];
       return what ? new Problem(status, 'not_found', `${what} not found`) : null;

@@ -1,5 +1,6 @@
 import { isCatchAllRoute } from '../src/common/http/catch-all';
-import { createProject, createTask, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
+import { ALL_PERMISSIONS } from '../src/auth/permissions';
+import { asAdmin, createProject, createTask, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -144,6 +145,106 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
         expect(res.body).toEqual(expect.not.objectContaining({ inTrash: expect.anything() }));
         expect(res.body.detail).toBe('Task not found');
       }
+    });
+  });
+
+  describe('hints', () => {
+    const unknownField = async (res: { status: number; body: Json }, field: string, hint: string | null) => {
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('unknown_field');
+      const error = res.body.errors.find((candidate: Json) => candidate.field === field);
+      expect(error.message).toBe(`is not a field of this request${hint ? `; did you mean \`${hint}\`?` : ''}`);
+      if (hint) expect(res.body.detail).toContain(`did you mean \`${hint}\`?`);
+    };
+
+    it('answers an unknown body field within a small edit distance of one of the endpoint’s fields with "did you mean"', async () => {
+      await unknownField(await project.api.post('/api/v1/tasks', { titel: 'x' }), 'titel', 'title');
+      await unknownField(await project.api.post('/api/v1/tasks', { title: 'x', label_ids: [] }), 'label_ids', 'labelIds');
+      await unknownField(await project.api.post('/api/v1/tasks', { title: 'x', dueDat: null }), 'dueDat', 'dueDate');
+      const task = await createTask(project, { title: 'Hinted' });
+      await unknownField(await project.api.patch(`/api/v1/tasks/${task.id}`, { stauts: 'done' }), 'stauts', 'status');
+      await unknownField(await project.api.post('/api/v1/tasks/bulk', { tasks: [{ title: 'x', priorty: 'high' }] }), 'tasks[0].priorty', 'priority');
+      await unknownField(await project.api.post('/api/v1/sprints', { name: 'x', startdate: '2026-12-01' }), 'startdate', 'startDate');
+      await unknownField(await project.api.get('/api/v1/tasks?stauts=todo'), 'stauts', 'status');
+    });
+
+    it('answers the names people send for a field (labels, storyPoints, points, assignee, sprint) with the field they mean', async () => {
+      for (const [sent, meant] of [
+        ['labels', 'labelIds'],
+        ['storyPoints', 'estimate'],
+        ['points', 'estimate'],
+        ['assignee', 'assigneeId'],
+        ['sprint', 'sprintId'],
+      ]) {
+        await unknownField(await project.api.post('/api/v1/tasks', { title: 'x', [sent]: null }), sent, meant);
+      }
+    });
+
+    it('offers no field that is far from the one sent, nor a read-only one', async () => {
+      await unknownField(await project.api.post('/api/v1/tasks', { title: 'x', colour: 'red' }), 'colour', null);
+      await unknownField(await project.api.post('/api/v1/sprints', { name: 'x', statu: 'active' }), 'statu', null);
+      await unknownField(await project.api.get('/api/v1/tasks?x=1'), 'x', null);
+    });
+
+    it('answers a reference that is not an id 404, saying what it expects and where to find one', async () => {
+      const task = await createTask(project, { title: 'Referenced' });
+      for (const [body, field, list] of [
+        [{ title: 'x', assigneeId: 'Ada' }, 'assigneeId', 'GET /api/v1/members'],
+        [{ title: 'x', labelIds: ['bug'] }, 'labelIds', 'GET /api/v1/labels'],
+        [{ title: 'x', sprintId: 'Sprint 1' }, 'sprintId', 'GET /api/v1/sprints'],
+        [{ title: 'x', parentId: 'the parent' }, 'parentId', 'GET /api/v1/tasks'],
+      ] as const) {
+        const res = await project.api.post('/api/v1/tasks', body).expect(404);
+        expect(res.body).toMatchObject({ code: 'not_found', errors: [{ field }] });
+        expect(res.body.errors[0].message).toMatch(/^is not an id: it expects /);
+        expect(res.body.errors[0].message).toContain(list);
+        expect(res.body.detail).toContain(list);
+      }
+      const assignee = await project.api.patch(`/api/v1/tasks/${task.id}`, { assigneeId: 'Ada' }).expect(404);
+      expect(assignee.body.errors[0].message).toBe(
+        'is not an id: it expects the membershipId (a UUID) of a member of this project, which GET /api/v1/members lists',
+      );
+      for (const [res, field] of [
+        [await project.api.post(`/api/v1/tasks/${task.id}/dependencies`, { blockedById: 'abc' }), 'blockedById'],
+        [await project.api.post(`/api/v1/tasks/${task.id}/move`, { before: 'abc' }), 'before'],
+        [await project.api.post('/api/v1/tasks/move', { taskIds: [task.id, 'abc'], to: 'top' }), 'taskIds[1]'],
+      ] as const) {
+        expect(res.status).toBe(404);
+        expect(res.body.errors[0]).toMatchObject({ field, message: expect.stringContaining('GET /api/v1/tasks') });
+      }
+      // An id of the right shape that names nothing here says where to find one too.
+      const missing = await project.api.post('/api/v1/tasks', { title: 'x', assigneeId: NO_SUCH_ID }).expect(404);
+      expect(missing.body.errors[0].message).toBe('is not a member of this project; GET /api/v1/members lists them');
+    });
+
+    it('names WEBHOOK_ALLOW_PRIVATE_URLS when a webhook URL is refused for being http:// or private', async () => {
+      for (const url of ['http://localhost:4000/hooks', 'https://127.0.0.1/hooks', 'https://10.1.2.3/hooks']) {
+        const res = await project.api.post('/api/v1/webhooks', { url, events: ['*'] }).expect(400);
+        expect(res.body).toMatchObject({ code: 'invalid_webhook_url', errors: [{ field: 'url' }] });
+        expect(res.body.errors[0].message).toContain('WEBHOOK_ALLOW_PRIVATE_URLS=true');
+      }
+      const withPassword = await project.api.post('/api/v1/webhooks', { url: 'https://user:pw@8.8.8.8/', events: ['*'] }).expect(400);
+      expect(withPassword.body.errors[0].message).not.toContain('WEBHOOK_ALLOW_PRIVATE_URLS');
+    });
+
+    it('names the permission that is not one, and the permissions there are', async () => {
+      const res = await asAdmin(t)
+        .post(`/admin/v1/projects/${project.id}/keys`, { name: 'Bad', permissions: ['tasks:create', 'tasks:write'] })
+        .expect(400);
+      expect(res.body).toMatchObject({ code: 'validation_failed', errors: [{ field: 'permissions' }] });
+      expect(res.body.errors[0].message).toContain('"tasks:write"');
+      for (const permission of ALL_PERMISSIONS) expect(res.body.errors[0].message).toContain(permission);
+      expect(res.body.detail).toContain('"tasks:write"');
+    });
+
+    it('names the active sprint (activeSprintId) when another sprint is activated meanwhile', async () => {
+      const sprints = [];
+      for (const name of ['Active', 'Next']) sprints.push((await project.api.post('/api/v1/sprints', { name }).expect(201)).body.sprint);
+      await asAdmin(t).post(`/admin/v1/sprints/${sprints[0].id}/activate`).expect(200);
+      const res = await asAdmin(t).post(`/admin/v1/sprints/${sprints[1].id}/activate`).expect(409);
+      expect(res.body).toMatchObject({ code: 'conflict', activeSprintId: sprints[0].id });
+      expect(res.body.detail).toContain(sprints[0].id);
+      await asAdmin(t).post(`/admin/v1/sprints/${sprints[0].id}/close`, {}).expect(200);
     });
   });
 

@@ -10,6 +10,7 @@ import { CHANGE_TIME } from '../changes/change';
 import { lockTasks } from '../changes/locks';
 import type { TaskDetailDto, TaskResponseDto } from './task.dto';
 import { liveTaskNotFound } from './live-task-not-found';
+import { referenceNotFound } from './task-references';
 
 /**
  * "Task A is blocked by task B". Dependency changes of a project run one at a time (a
@@ -28,7 +29,7 @@ export class DependenciesService {
     if (blockedById === taskId) throw badRequest('validation_failed', 'a task cannot be blocked by itself', 'blockedById');
     const { projectId } = caller;
     // The path's id is read by PathIdPipe; the body's is checked here.
-    if (!isUuid(blockedById)) throw notFound('Task');
+    if (!isUuid(blockedById)) throw referenceNotFound('task', 'blockedById', [blockedById]);
     const task = await this.prisma.write(async (tx) => {
       const [, first, second, [{ exists }], [{ cycle }]] = await tx.pipeline<
         [unknown[], unknown[], unknown[], { exists: boolean }[], { cycle: boolean }[]]

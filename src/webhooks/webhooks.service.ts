@@ -189,7 +189,13 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
     try {
       await checkWebhookUrl(url, this.config.webhookAllowPrivateUrls);
     } catch (error) {
-      if (error instanceof WebhookUrlRefused) throw invalidFields('invalid_webhook_url', [{ field: 'url', message: error.message }]);
+      if (error instanceof WebhookUrlRefused) {
+        // What lifts it, for a developer pointing a webhook at a receiver on their own machine.
+        const lift = error.allowedWhenPrivate
+          ? ' (a server started with WEBHOOK_ALLOW_PRIVATE_URLS=true allows http:// and private, loopback and link-local addresses: development and tests only)'
+          : '';
+        throw invalidFields('invalid_webhook_url', [{ field: 'url', message: `${error.message}${lift}` }]);
+      }
       throw error;
     }
   }

@@ -29,4 +29,7 @@ export class ProblemDto {
   requiredPermission?: string;
   /** Present (true) on the 404 of a live-task endpoint when the task is in the trash: POST /api/v1/trash/{taskId}/restore brings it back. */
   inTrash?: boolean;
+  /** Present on the 409 of an activation while another sprint is active: that sprint. */
+  @ApiPropertyOptional({ format: 'uuid' })
+  activeSprintId?: string;
 }

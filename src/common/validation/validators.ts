@@ -97,6 +97,29 @@ export function ReadOnlyField(message = 'is read-only'): PropertyDecorator {
   });
 }
 
+/**
+ * An array whose every element is one of `allowed`; the message names the first element that is
+ * not, by its value and index, and the allowed ones (`what` names one: `a permission`).
+ */
+export function IsEachOneOf(allowed: readonly unknown[], what: string, options?: ValidationOptions): PropertyDecorator {
+  const stranger = (value: unknown) => (Array.isArray(value) ? value.findIndex((item) => !allowed.includes(item)) : -1);
+  return ValidateBy(
+    {
+      name: 'isEachOneOf',
+      validator: {
+        validate: (value) => Array.isArray(value) && stranger(value) === -1,
+        defaultMessage: (args) => {
+          const index = stranger(args?.value);
+          const shown = index === -1 ? '' : JSON.stringify((args!.value as unknown[])[index])?.slice(0, 100);
+          const bad = index === -1 ? 'has an element that' : `[${index}] is ${shown}, which`;
+          return `${bad} is not ${what}; allowed: ${allowed.join(', ')}`;
+        },
+      },
+    },
+    options,
+  );
+}
+
 /** A comma-separated list (`todo,done`) whose every element is one of `allowed`; empty elements are not. */
 export function IsCommaSeparatedListOf(allowed: readonly string[], options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
