@@ -248,6 +248,27 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
     });
   });
 
+  it('answers POST /api/v1/sprints and the admin creates (projects, members, labels, keys) with the new resource’s address in Location', async () => {
+    const admin = asAdmin(t);
+    const sprint = await project.api.post('/api/v1/sprints', { name: 'Located' }).expect(201);
+    expect(sprint.headers.location).toBe(`/api/v1/sprints/${sprint.body.sprint.id}`);
+    expect((await project.api.get(sprint.headers.location).expect(200)).body).toEqual(sprint.body);
+    const created = await admin.post('/admin/v1/projects', { name: 'Located' }).expect(201);
+    expect(created.headers.location).toBe(`/admin/v1/projects/${created.body.project.id}`);
+    expect((await admin.get(created.headers.location).expect(200)).body).toEqual(created.body);
+    const projectId = created.body.project.id;
+    const member = await admin.post(`/admin/v1/projects/${projectId}/members`, { name: 'Ada' }).expect(201);
+    expect(member.headers.location).toBe(`/admin/v1/members/${member.body.member.membershipId}`);
+    const label = await admin.post(`/admin/v1/projects/${projectId}/labels`, { name: 'bug', color: '#d73a4a' }).expect(201);
+    expect(label.headers.location).toBe(`/admin/v1/labels/${label.body.label.id}`);
+    const key = await admin.post(`/admin/v1/projects/${projectId}/keys`, { name: 'Located', permissions: [] }).expect(201);
+    expect(key.headers.location).toBe(`/admin/v1/keys/${key.body.key.id}`);
+    // Each address is the one its other routes take: a rename, a recolour, a revocation.
+    await admin.patch(member.headers.location, { name: 'Ada L.' }).expect(200);
+    await admin.patch(label.headers.location, { color: '#000000' }).expect(200);
+    await admin.delete(key.headers.location).expect(204);
+  });
+
   describe('a cursor belongs to the query that issued it', () => {
     let cursorOf: (url: string) => Promise<string>;
     beforeAll(async () => {

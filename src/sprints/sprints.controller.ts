@@ -4,6 +4,7 @@ import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/a
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { IfMatch } from '../common/http/entity-tag';
+import { CreatedAt } from '../common/http/location';
 import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import { CREATE_SPRINT_EXAMPLE, CreateSprintDto, SprintListDto, SprintResponseDto, UPDATE_SPRINT_EXAMPLE, UpdateSprintDto } from './sprint.dto';
@@ -26,9 +27,10 @@ export class SprintsController {
     return this.sprints.list(caller);
   }
 
-  /** Creates a sprint; it starts planned. */
+  /** Creates a sprint; it starts planned. Answers it, with its address in Location. */
   @Post()
   @RequirePermission('sprints:manage')
+  @CreatedAt(SprintResponseDto, '/api/v1/sprints/{sprintId}', (answer) => `/api/v1/sprints/${answer.sprint.id}`)
   @ApiBody({ type: CreateSprintDto, examples: { sprint: { value: CREATE_SPRINT_EXAMPLE } } })
   @ApiBadRequestResponse({
     description: 'Invalid or unknown field, status sent (read_only_field), or endDate before startDate (invalid_date_window)',
