@@ -21,6 +21,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The service's name and version, where its documentation and probes are, and whether the admin interface is on
+     * @description The service's name and version, where its documentation and probes are, and whether the admin interface is on: the first URL a person opens.
+     */
+    get: operations['getServiceIndex'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/health': {
     parameters: {
       query?: never;
@@ -288,7 +308,7 @@ export interface paths {
     put?: never;
     /**
      * Creates a sprint
-     * @description Creates a sprint; it starts planned.
+     * @description Creates a sprint; it starts planned. Answers it, with its address in Location.
      */
     post: operations['createSprint'];
     delete?: never;
@@ -353,8 +373,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The sprint's scope, completed and remaining work at the end of each Madrid day since its activation
-     * @description The sprint's scope, completed and remaining work at the end of each Madrid day since its activation.
+     * The sprint's scope, completed, cancelled and remaining work at the end of each Madrid day since its activation, with the ideal line
+     * @description The sprint's scope, completed, cancelled and remaining work at the end of each Madrid day since its activation, with the ideal line; for an active sprint, the days ahead up to its endDate too.
      */
     get: operations['getSprintBurndown'];
     put?: never;
@@ -592,9 +612,29 @@ export interface paths {
     put?: never;
     /**
      * Creates a project
-     * @description Creates a project.
+     * @description Creates a project; its address is in Location.
      */
     post: operations['createProject'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/v1/projects/{projectId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One project
+     * @description One project: what a project's create answers, at the address its Location names.
+     */
+    get: operations['getProject'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -769,6 +809,55 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    ServiceLinksDto: {
+      /**
+       * @description The Swagger UI: every endpoint, tried in the browser.
+       * @example /docs
+       */
+      docs: string;
+      /**
+       * @description The OpenAPI 3.1 document.
+       * @example /docs/openapi.json
+       */
+      openapi: string;
+      /**
+       * @description Liveness.
+       * @example /health
+       */
+      health: string;
+      /**
+       * @description Readiness: the database answers.
+       * @example /ready
+       */
+      ready: string;
+      /**
+       * @description The API, with a project key.
+       * @example /api/v1
+       */
+      api: string;
+    };
+    AdminInterfaceStateDto: {
+      /** @example /admin/v1 */
+      path: string;
+      /** @description Whether /admin/v1 is served: only when the server was started with ADMIN_TOKEN. */
+      enabled: boolean;
+      /** @description What it does, and how to turn it on while it is off. */
+      description: string;
+    };
+    ServiceIndexDto: {
+      /**
+       * @description The service's name.
+       * @example task-planning-service
+       */
+      name: string;
+      /**
+       * @description The service's version (the API's is in its paths: /api/v1).
+       * @example 0.1.0
+       */
+      version: string;
+      links: components['schemas']['ServiceLinksDto'];
+      adminInterface: components['schemas']['AdminInterfaceStateDto'];
+    };
     HealthDto: {
       /**
        * @description `ok` from /health, `ready` from /ready
@@ -810,6 +899,7 @@ export interface components {
         | 'unauthenticated'
         | 'insufficient_permission'
         | 'not_found'
+        | 'method_not_allowed'
         | 'conflict'
         | 'dependency_cycle'
         | 'dependency_exists'
@@ -835,8 +925,15 @@ export interface components {
        * @enum {string}
        */
       requiredPermission?: 'tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage';
+      /**
+       * Format: uuid
+       * @description Present on the 409 of an activation while another sprint is active: that sprint.
+       */
+      activeSprintId?: string;
       /** @description Present for field-level problems. */
       errors?: components['schemas']['FieldErrorDto'][];
+      /** @description Present (true) on the 404 of a live-task endpoint when the task is in the trash: POST /api/v1/trash/{taskId}/restore brings it back. */
+      inTrash?: boolean;
     };
     MemberDto: {
       /** Format: uuid */
@@ -1231,14 +1328,25 @@ export interface components {
        * @description A Madrid calendar day, YYYY-MM-DD.
        */
       date: string;
-      /** @description The scope at the end of that day (today: now; the close day: at the close, before its open tasks moved out). */
-      scope: components['schemas']['TallyDto'];
-      completed: components['schemas']['TallyDto'];
-      /** @description The scope minus what is completed. */
-      remaining: components['schemas']['TallyDto'];
+      /** @description The scope at the end of that day (today: now; the close day: at the close, before its open tasks moved out); null on a day ahead. */
+      scope: components['schemas']['TallyDto'] | null;
+      /** @description Tasks of the scope that are done; null on a day ahead. */
+      completed: components['schemas']['TallyDto'] | null;
+      /** @description Tasks of the scope that are cancelled; null on a day ahead. */
+      cancelled: components['schemas']['TallyDto'] | null;
+      /** @description The scope minus what is completed and what is cancelled (finished work is not remaining); null on a day ahead. */
+      remaining: components['schemas']['TallyDto'] | null;
+      /**
+       * @description Points on the ideal line: from the committed points on startDate to 0 on endDate, rounded to
+       *     one decimal; null outside that window, or when the sprint lacks a startDate or an endDate.
+       */
+      ideal: number | null;
     };
     BurndownDto: {
-      /** @description From the activation day to the close day (or today), oldest first. */
+      /**
+       * @description From the activation day to the close day (or today), oldest first; for an active sprint, then
+       *     the days after today up to its endDate, with null tallies. A closed sprint's is frozen.
+       */
       days: components['schemas']['BurndownDayDto'][];
     };
     UpdateSprintDto: {
@@ -1436,6 +1544,7 @@ export interface components {
         | 'unauthenticated'
         | 'insufficient_permission'
         | 'not_found'
+        | 'method_not_allowed'
         | 'conflict'
         | 'dependency_cycle'
         | 'dependency_exists'
@@ -1461,8 +1570,15 @@ export interface components {
        * @enum {string}
        */
       requiredPermission?: 'tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage';
+      /**
+       * Format: uuid
+       * @description Present on the 409 of an activation while another sprint is active: that sprint.
+       */
+      activeSprintId?: string;
       /** @description Present for field-level problems. */
       errors?: components['schemas']['FieldErrorDto'][];
+      /** @description Present (true) on the 404 of a live-task endpoint when the task is in the trash: POST /api/v1/trash/{taskId}/restore brings it back. */
+      inTrash?: boolean;
       /** @description With `after` beyond the end (validation_failed): the project's last sequence, where a reader may start. */
       lastSequence?: number;
     };
@@ -1791,6 +1907,9 @@ export interface components {
   };
   pathItems: never;
 }
+export type ServiceLinksDto = components['schemas']['ServiceLinksDto'];
+export type AdminInterfaceStateDto = components['schemas']['AdminInterfaceStateDto'];
+export type ServiceIndexDto = components['schemas']['ServiceIndexDto'];
 export type HealthDto = components['schemas']['HealthDto'];
 export type FieldErrorDto = components['schemas']['FieldErrorDto'];
 export type ProblemDto = components['schemas']['ProblemDto'];
@@ -1969,6 +2088,129 @@ export interface operations {
            *       "status": 500,
            *       "detail": "An unexpected error occurred; it has been logged",
            *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
+  getServiceIndex: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServiceIndexDto'];
+        };
+      };
+      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -2849,7 +3091,7 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          /** @description The new task: /api/v1/tasks/{taskId} */
+          /** @description The new resource: /api/v1/tasks/{taskId} */
           Location: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -2951,12 +3193,12 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Not Found",
            *       "status": 404,
-           *       "detail": "Sprint not found",
+           *       "detail": "Sprint not found: sprintId is not a sprint of this project that accepts tasks; GET /api/v1/sprints lists them",
            *       "code": "not_found",
            *       "errors": [
            *         {
            *           "field": "sprintId",
-           *           "message": "is not a sprint of this project that accepts tasks"
+           *           "message": "is not a sprint of this project that accepts tasks; GET /api/v1/sprints lists them"
            *         }
            *       ]
            *     }
@@ -3239,12 +3481,12 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Not Found",
            *       "status": 404,
-           *       "detail": "Sprint not found",
+           *       "detail": "Sprint not found: tasks[0].sprintId is not a sprint of this project that accepts tasks; GET /api/v1/sprints lists them",
            *       "code": "not_found",
            *       "errors": [
            *         {
            *           "field": "tasks[0].sprintId",
-           *           "message": "is not a sprint of this project that accepts tasks"
+           *           "message": "is not a sprint of this project that accepts tasks; GET /api/v1/sprints lists them"
            *         }
            *       ]
            *     }
@@ -5855,6 +6097,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          /** @description The new resource: /api/v1/sprints/{sprintId} */
+          Location: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -9047,6 +9291,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          /** @description The new resource: /api/v1/webhooks/{webhookId} */
+          Location: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -10791,6 +11037,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          /** @description The new resource: /admin/v1/projects/{projectId} */
+          Location: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -10985,6 +11233,215 @@ export interface operations {
       };
     };
   };
+  getProject: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The project's id */
+        projectId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ProjectResponseDto'];
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
+      401: {
+        headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unauthorized",
+           *       "status": 401,
+           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+           *       "code": "unauthenticated"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such project */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Project not found",
+           *       "code": "not_found"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description A body was sent that is not application/json (unsupported_media_type) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Too Many Requests",
+           *       "status": 429,
+           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
+           *       "code": "rate_limited"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description Unexpected error; the body says nothing about its cause (internal) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Internal Server Error",
+           *       "status": 500,
+           *       "detail": "An unexpected error occurred; it has been logged",
+           *       "code": "internal"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Service Unavailable",
+           *       "status": 503,
+           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+           *       "code": "database_unavailable"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+    };
+  };
   createMember: {
     parameters: {
       query?: never;
@@ -11004,6 +11461,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          /** @description The new resource: /admin/v1/members/{membershipId} */
+          Location: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -11474,6 +11933,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          /** @description The new resource: /admin/v1/labels/{labelId} */
+          Location: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -12153,6 +12614,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          /** @description The new resource: /admin/v1/keys/{keyId} */
+          Location: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
