@@ -89,6 +89,24 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
     });
   });
 
+  it('answers any body sent to a route that takes none 400 unknown_field, so that such a route never answers 413 or 415', async () => {
+    const task = await createTask(project, { title: 'Bodiless' });
+    for (const send of [
+      () => project.api.get(`/api/v1/tasks/${task.id}`).set('Content-Type', 'text/plain').send('hello'),
+      () =>
+        project.api
+          .get('/api/v1/tasks')
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ q: 'x'.repeat(1024 * 1024) })),
+      () => project.api.get('/api/v1/tasks').set('Content-Type', 'application/json').send('[1, 2'),
+      () => project.api.post(`/api/v1/trash/${NO_SUCH_ID}/restore`).set('Content-Type', 'application/xml').send('<a/>'),
+    ]) {
+      const res = await send();
+      expect([res.status, res.body.code]).toEqual([400, 'unknown_field']);
+    }
+    await project.api.get(`/api/v1/tasks/${task.id}`).send({}).expect(200); // an empty object is no body to refuse
+  });
+
   it('answers status in a sprint body 400 read_only_field whose detail names the admin routes that change it', async () => {
     const created = await project.api.post('/api/v1/sprints', { name: 'Sprint', status: 'active' }).expect(400);
     const sprint = (await project.api.post('/api/v1/sprints', { name: 'Sprint' }).expect(201)).body.sprint;

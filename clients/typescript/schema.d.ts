@@ -1882,25 +1882,236 @@ export interface components {
       moveOpenTasksTo?: string | null;
     };
   };
-  responses: never;
+  responses: {
+    /** @description `unknown_field`: an unknown query parameter, or a body sent to a route that takes none */
+    UnknownParameter: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Bad Request",
+         *       "status": 400,
+         *       "detail": "colour is not a field of this request",
+         *       "code": "unknown_field",
+         *       "errors": [
+         *         {
+         *           "field": "colour",
+         *           "message": "is not a field of this request"
+         *         }
+         *       ]
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `unauthenticated`: no key, not a Bearer key, or an unknown or revoked key */
+    Unauthenticated: {
+      headers: {
+        'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Unauthorized",
+         *       "status": 401,
+         *       "detail": "Send your key as Authorization: Bearer <key>",
+         *       "code": "unauthenticated"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `unauthenticated`: not the ADMIN_TOKEN (project keys are refused here) */
+    AdminUnauthenticated: {
+      headers: {
+        'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Unauthorized",
+         *       "status": 401,
+         *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+         *       "code": "unauthenticated"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `payload_too_large`: the body is larger than 1 MiB */
+    PayloadTooLarge: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Payload Too Large",
+         *       "status": 413,
+         *       "detail": "The body is larger than 1048576 bytes",
+         *       "code": "payload_too_large"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `unsupported_media_type`: the body is not application/json */
+    UnsupportedMediaType: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Unsupported Media Type",
+         *       "status": 415,
+         *       "detail": "The body must be JSON sent as Content-Type: application/json",
+         *       "code": "unsupported_media_type"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `idempotency_key_reused`: this Idempotency-Key was used for another method, path or body */
+    IdempotencyKeyReused: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Unprocessable Entity",
+         *       "status": 422,
+         *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+         *       "code": "idempotency_key_reused"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `rate_limited`: over the rate limit of the key (or of the client address, without a live key); see Retry-After */
+    RateLimited: {
+      headers: {
+        'Retry-After': components['headers']['Retry-After'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Too Many Requests",
+         *       "status": 429,
+         *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+         *       "code": "rate_limited"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `rate_limited`: over the rate limit of the client address; see Retry-After */
+    AdminRateLimited: {
+      headers: {
+        'Retry-After': components['headers']['Retry-After'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Too Many Requests",
+         *       "status": 429,
+         *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
+         *       "code": "rate_limited"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `internal`: an unexpected error; the body says nothing of its cause, the log everything */
+    Internal: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Internal Server Error",
+         *       "status": 500,
+         *       "detail": "An unexpected error occurred; it has been logged",
+         *       "code": "internal"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `database_unavailable`: the database is unreachable; retry after Retry-After */
+    DatabaseUnavailable: {
+      headers: {
+        'Retry-After': components['headers']['Retry-After'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Service Unavailable",
+         *       "status": 503,
+         *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+         *       "code": "database_unavailable"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `precondition_failed`: If-Match does not name the current version; ETag gives the current one */
+    PreconditionFailed: {
+      headers: {
+        ETag: components['headers']['ETag'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Precondition Failed",
+         *       "status": 412,
+         *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
+         *       "code": "precondition_failed"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description Not Modified: the copy named by If-None-Match is current; no body */
+    NotModified: {
+      headers: {
+        ETag: components['headers']['ETag'];
+        [name: string]: unknown;
+      };
+      content?: never;
+    };
+  };
   parameters: never;
   requestBodies: never;
   headers: {
-    /** @description The request's id: the client's own X-Request-Id when it sent a sensible one, else one made for it. Logs name it. */
-    'X-Request-Id': string;
-    /** @description Requests allowed per minute (RATE_LIMIT_PER_MINUTE) per key; per client address for the admin interface and for requests without a live key */
-    'RateLimit-Limit': number;
-    /** @description Requests left in the current window */
-    'RateLimit-Remaining': number;
-    /** @description Seconds until the window resets */
-    'RateLimit-Reset': number;
     /** @description Seconds to wait before retrying */
     'Retry-After': number;
     /** @description Always `Bearer` */
     'WWW-Authenticate': 'Bearer';
     /** @description On idempotency_in_progress: seconds to wait before retrying (1) */
     'Retry-After-When-In-Progress': number;
-    /** @description A strong entity tag: a hash of the body bytes, the same as the GET of the resource answers. Send it back as If-None-Match or If-Match. */
+    /** @description Strong entity tag of the body (as its GET answers it): send it back as If-None-Match or If-Match */
     ETag: string;
     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key, replayed byte for byte */
     'Idempotent-Replayed': 'true';
@@ -1981,10 +2192,18 @@ export type IssuedApiKeyDto = components['schemas']['IssuedApiKeyDto'];
 export type ListedApiKeyDto = components['schemas']['ListedApiKeyDto'];
 export type ApiKeyListDto = components['schemas']['ApiKeyListDto'];
 export type CloseSprintDto = components['schemas']['CloseSprintDto'];
-export type HeaderXRequestId = components['headers']['X-Request-Id'];
-export type HeaderRateLimitLimit = components['headers']['RateLimit-Limit'];
-export type HeaderRateLimitRemaining = components['headers']['RateLimit-Remaining'];
-export type HeaderRateLimitReset = components['headers']['RateLimit-Reset'];
+export type ResponseUnknownParameter = components['responses']['UnknownParameter'];
+export type ResponseUnauthenticated = components['responses']['Unauthenticated'];
+export type ResponseAdminUnauthenticated = components['responses']['AdminUnauthenticated'];
+export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
+export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
+export type ResponseIdempotencyKeyReused = components['responses']['IdempotencyKeyReused'];
+export type ResponseRateLimited = components['responses']['RateLimited'];
+export type ResponseAdminRateLimited = components['responses']['AdminRateLimited'];
+export type ResponseInternal = components['responses']['Internal'];
+export type ResponseDatabaseUnavailable = components['responses']['DatabaseUnavailable'];
+export type ResponsePreconditionFailed = components['responses']['PreconditionFailed'];
+export type ResponseNotModified = components['responses']['NotModified'];
 export type HeaderRetryAfter = components['headers']['Retry-After'];
 export type HeaderWwwAuthenticate = components['headers']['WWW-Authenticate'];
 export type HeaderRetryAfterWhenInProgress = components['headers']['Retry-After-When-In-Progress'];
@@ -2004,95 +2223,14 @@ export interface operations {
       /** @description Prometheus text exposition format 0.0.4 */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
           'text/plain': string;
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      400: components['responses']['UnknownParameter'];
+      500: components['responses']['Internal'];
     };
   };
   getServiceIndex: {
@@ -2107,115 +2245,14 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ServiceIndexDto'];
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      400: components['responses']['UnknownParameter'];
+      500: components['responses']['Internal'];
     };
   };
   checkHealth: {
@@ -2230,95 +2267,14 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['HealthDto'];
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      400: components['responses']['UnknownParameter'];
+      500: components['responses']['Internal'];
     };
   };
   checkReadiness: {
@@ -2333,99 +2289,17 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['HealthDto'];
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      400: components['responses']['UnknownParameter'];
+      500: components['responses']['Internal'];
       /** @description Shutting down, or the database does not answer (service_unavailable) */
       503: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -2447,7 +2321,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -2458,10 +2332,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -2469,185 +2339,19 @@ export interface operations {
           'application/json': components['schemas']['MemberListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listLabels: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -2658,10 +2362,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -2669,178 +2369,12 @@ export interface operations {
           'application/json': components['schemas']['LabelListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listTasks: {
@@ -2862,11 +2396,11 @@ export interface operations {
         dueAfter?: string;
         /** @description dueDate on or before this day (YYYY-MM-DD, e.g. `2026-12-31`); tasks without due date never match. */
         dueBefore?: string;
-        /** @description `created` (default): newest first, as the specification orders tasks; `rank`: the backlog order, top first. */
+        /** @description `created`: newest first, the specification's order; `rank`: the backlog order, top first. */
         sort?: 'created' | 'rank';
         /** @description `true`: only tasks with an estimate; `false`: only tasks without one. */
         estimated?: 'true' | 'false';
-        /** @description Tasks whose updatedAt is at or after this instant (ISO 8601 with Z or an offset, e.g. `2026-11-22T10:00:00.000Z`), for sync jobs. */
+        /** @description updatedAt at or after this instant (ISO 8601 with Z or an offset, e.g. `2026-11-22T10:00:00.000Z`): for sync jobs. */
         updatedSince?: string;
         /** @description A membershipId (a uuid, GET /api/v1/members), or `none` for tasks without assignee. */
         assigneeId?: string;
@@ -2876,7 +2410,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -2887,10 +2421,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -2898,25 +2428,10 @@ export interface operations {
           'application/json': components['schemas']['TaskListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
+      304: components['responses']['NotModified'];
       /** @description An invalid filter, limit or cursor, or an unknown query parameter */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2938,138 +2453,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createTask: {
@@ -3093,10 +2480,6 @@ export interface operations {
         headers: {
           /** @description The new resource: /api/v1/tasks/{taskId} */
           Location: string;
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -3107,10 +2490,6 @@ export interface operations {
       /** @description Invalid or unknown field, or parentId names a subtask (nesting_too_deep); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3132,36 +2511,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:create permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3181,10 +2534,6 @@ export interface operations {
       /** @description assigneeId, labelIds, sprintId or parentId is not in this project, or the sprint is closed */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3209,10 +2558,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -3229,137 +2574,12 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   bulkCreateTasks: {
@@ -3381,10 +2601,6 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -3395,10 +2611,6 @@ export interface operations {
       /** @description An invalid item: errors[].field names it, as tasks[3].title; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3420,36 +2632,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:create permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3469,10 +2655,6 @@ export interface operations {
       /** @description An item refers to something not in this project: errors[].field names it, as tasks[3].sprintId */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3497,10 +2679,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -3517,137 +2695,12 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   moveTasks: {
@@ -3669,10 +2722,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -3683,10 +2732,6 @@ export interface operations {
       /** @description Not exactly one of before, after and to; a task twice; a place among the tasks moved; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3708,36 +2753,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:edit permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3757,10 +2776,6 @@ export interface operations {
       /** @description A task, or the task to place them against, is not a live task of this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3779,10 +2794,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -3799,144 +2810,19 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getTask: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -3950,10 +2836,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -3961,76 +2843,12 @@ export interface operations {
           'application/json': components['schemas']['TaskResponseDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such task in this project, or it is in the trash */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4046,115 +2864,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   trashTask: {
@@ -4177,22 +2889,14 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4214,36 +2918,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:delete permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4263,10 +2941,6 @@ export interface operations {
       /** @description No such live task in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4285,10 +2959,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -4305,160 +2975,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   updateTask: {
@@ -4485,10 +3006,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
@@ -4500,10 +3017,6 @@ export interface operations {
       /** @description Empty body, invalid or unknown field, or parentId (read-only); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4525,36 +3038,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:edit permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4574,10 +3061,6 @@ export interface operations {
       /** @description No such live task, or a referenced id is not in this project, or the sprint is closed */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4596,10 +3079,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -4616,160 +3095,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   moveTask: {
@@ -4796,10 +3128,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -4810,10 +3138,6 @@ export interface operations {
       /** @description Not exactly one of before, after and to, or the task itself as the place; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4835,36 +3159,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:edit permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4884,10 +3182,6 @@ export interface operations {
       /** @description The task, or the task to place it against, is not a live task of this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4906,10 +3200,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -4926,160 +3216,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   addDependency: {
@@ -5104,10 +3247,6 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -5118,10 +3257,6 @@ export interface operations {
       /** @description A task cannot be blocked by itself; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5143,36 +3278,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:edit permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5192,10 +3301,6 @@ export interface operations {
       /** @description Either task is not a live task of this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5214,10 +3319,6 @@ export interface operations {
       /** @description dependency_exists, or dependency_cycle when it would close a cycle; or a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -5234,137 +3335,12 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   removeDependency: {
@@ -5387,22 +3363,14 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5424,36 +3392,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:edit permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5473,10 +3415,6 @@ export interface operations {
       /** @description No such dependency between live tasks of this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5495,10 +3433,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -5515,137 +3449,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listTaskHistory: {
@@ -5657,7 +3464,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -5671,10 +3478,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -5682,25 +3485,10 @@ export interface operations {
           'application/json': components['schemas']['HistoryPageDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
+      304: components['responses']['NotModified'];
       /** @description Invalid limit or cursor, or an unknown query parameter */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5722,36 +3510,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description No such live task in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5767,122 +3529,16 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listSprints: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -5893,10 +3549,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -5904,178 +3556,12 @@ export interface operations {
           'application/json': components['schemas']['SprintListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createSprint: {
@@ -6099,10 +3585,6 @@ export interface operations {
         headers: {
           /** @description The new resource: /api/v1/sprints/{sprintId} */
           Location: string;
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -6113,10 +3595,6 @@ export interface operations {
       /** @description Invalid or unknown field, status sent (read_only_field), or endDate before startDate (invalid_date_window); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6138,36 +3616,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the sprints:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6187,10 +3639,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -6207,144 +3655,19 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getSprint: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -6358,10 +3681,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -6369,76 +3688,12 @@ export interface operations {
           'application/json': components['schemas']['SprintResponseDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such sprint in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6454,115 +3709,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   deleteSprint: {
@@ -6585,22 +3734,14 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6622,36 +3763,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the sprints:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6671,10 +3786,6 @@ export interface operations {
       /** @description No such sprint in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6693,10 +3804,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -6713,160 +3820,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   updateSprint: {
@@ -6893,10 +3851,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
@@ -6908,10 +3862,6 @@ export interface operations {
       /** @description Empty body, invalid or unknown field, status sent, or a resulting endDate before startDate; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6933,36 +3883,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the sprints:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6982,10 +3906,6 @@ export interface operations {
       /** @description No such sprint in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7004,10 +3924,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -7024,167 +3940,20 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getSprintReport: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -7198,10 +3967,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -7209,76 +3974,12 @@ export interface operations {
           'application/json': components['schemas']['SprintReportResponseDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such sprint in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7294,122 +3995,16 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getSprintBurndown: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -7423,10 +4018,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -7434,76 +4025,12 @@ export interface operations {
           'application/json': components['schemas']['BurndownDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such sprint in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7522,10 +4049,6 @@ export interface operations {
       /** @description The sprint is planned: its burndown starts at its activation */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7541,115 +4064,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getVelocity: {
@@ -7659,7 +4076,7 @@ export interface operations {
         last?: number;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -7670,10 +4087,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -7681,178 +4094,12 @@ export interface operations {
           'application/json': components['schemas']['VelocityDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listTrash: {
@@ -7864,7 +4111,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -7875,10 +4122,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -7886,178 +4129,12 @@ export interface operations {
           'application/json': components['schemas']['TrashListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   restoreTask: {
@@ -8078,10 +4155,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -8089,13 +4162,9 @@ export interface operations {
           'application/json': components['schemas']['TaskResponseDto'];
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8117,36 +4186,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:delete permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8166,10 +4209,6 @@ export interface operations {
       /** @description No such task in the trash of this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8188,10 +4227,6 @@ export interface operations {
       /** @description A subtask whose parent is still in the trash; or a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -8208,137 +4243,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   purgeTask: {
@@ -8359,22 +4267,14 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8396,36 +4296,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:delete permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8445,10 +4319,6 @@ export interface operations {
       /** @description No such task in the trash (a live task is not in the trash) */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8467,10 +4337,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -8487,137 +4353,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listEvents: {
@@ -8633,7 +4372,7 @@ export interface operations {
         types?: string;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -8644,10 +4383,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -8655,25 +4390,10 @@ export interface operations {
           'application/json': components['schemas']['EventFeedDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
+      304: components['responses']['NotModified'];
       /** @description An invalid query parameter; or `after` beyond the end of the feed (validation_failed naming it, with `lastSequence`, where a reader may start) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8695,36 +4415,10 @@ export interface operations {
           'application/problem+json': components['schemas']['EventFeedProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description Events after the position were removed by EVENT_RETENTION_DAYS (events_expired): resynchronise from the lists */
       410: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8740,115 +4434,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   streamEvents: {
@@ -8878,10 +4466,6 @@ export interface operations {
           'Cache-Control': 'private, no-cache';
           /** @description Tells nginx not to buffer it */
           'X-Accel-Buffering': 'no';
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8891,10 +4475,6 @@ export interface operations {
       /** @description An invalid query parameter; or `after` beyond the end of the feed (validation_failed naming it, with `lastSequence`, where a reader may start); or a Last-Event-ID that is not a sequence number, or beyond the end */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8916,36 +4496,10 @@ export interface operations {
           'application/problem+json': components['schemas']['EventFeedProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description Events after the position were removed by EVENT_RETENTION_DAYS (events_expired): resynchronise from the lists */
       410: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8961,58 +4515,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
       /** @description Over the rate limit of the key, or the key already holds 10 open streams (across instances with REDIS_URL, else on this one) (rate_limited); see Retry-After */
       429: {
         headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9028,55 +4533,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listWebhooks: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -9087,10 +4552,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -9098,178 +4559,12 @@ export interface operations {
           'application/json': components['schemas']['WebhookListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createWebhook: {
@@ -9293,10 +4588,6 @@ export interface operations {
         headers: {
           /** @description The new resource: /api/v1/webhooks/{webhookId} */
           Location: string;
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -9307,10 +4598,6 @@ export interface operations {
       /** @description Invalid or unknown field, an unknown event type, or invalid_webhook_url: not https://, or the host is or resolves to a loopback, private, link-local or other non-public address; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9332,36 +4619,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the webhooks:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9381,10 +4642,6 @@ export interface operations {
       /** @description The project already has 20 webhooks; or a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -9401,144 +4658,19 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getWebhook: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -9552,10 +4684,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -9563,76 +4691,12 @@ export interface operations {
           'application/json': components['schemas']['WebhookResponseDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such webhook in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9648,115 +4712,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   deleteWebhook: {
@@ -9777,22 +4735,14 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9814,36 +4764,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the webhooks:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9863,10 +4787,6 @@ export interface operations {
       /** @description No such webhook in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9885,10 +4805,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -9905,137 +4821,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   updateWebhook: {
@@ -10060,10 +4849,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
@@ -10075,10 +4860,6 @@ export interface operations {
       /** @description Empty body, invalid or unknown field, an unknown event type, or invalid_webhook_url: not https://, or the host is or resolves to a loopback, private, link-local or other non-public address; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10100,36 +4881,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the webhooks:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10149,10 +4904,6 @@ export interface operations {
       /** @description No such webhook in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10171,10 +4922,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -10191,137 +4938,12 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listWebhookDeliveries: {
@@ -10333,7 +4955,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -10347,10 +4969,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -10358,25 +4976,10 @@ export interface operations {
           'application/json': components['schemas']['WebhookDeliveryPageDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
+      304: components['responses']['NotModified'];
       /** @description Invalid limit or cursor, or an unknown query parameter */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10398,36 +5001,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description No such webhook in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10443,115 +5020,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   redeliverWebhookDelivery: {
@@ -10574,10 +5045,6 @@ export interface operations {
       /** @description Accepted */
       202: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -10585,13 +5052,9 @@ export interface operations {
           'application/json': components['schemas']['WebhookDeliveryResponseDto'];
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10613,36 +5076,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the webhooks:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10662,10 +5099,6 @@ export interface operations {
       /** @description No such webhook in this project, or no such delivery of it */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10684,10 +5117,6 @@ export interface operations {
       /** @description The webhook is disabled: enable it first; or a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -10704,137 +5133,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listProjects: {
@@ -10849,10 +5151,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10862,10 +5160,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10887,138 +5181,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createProject: {
@@ -11039,10 +5205,6 @@ export interface operations {
         headers: {
           /** @description The new resource: /admin/v1/projects/{projectId} */
           Location: string;
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11052,10 +5214,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11077,36 +5235,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11122,115 +5254,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getProject: {
@@ -11248,10 +5276,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11261,10 +5285,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11286,36 +5306,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11331,115 +5325,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createMember: {
@@ -11463,10 +5351,6 @@ export interface operations {
         headers: {
           /** @description The new resource: /admin/v1/members/{membershipId} */
           Location: string;
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11476,10 +5360,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11501,36 +5381,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11549,10 +5403,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11568,115 +5418,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   updateMember: {
@@ -11698,10 +5444,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11711,10 +5453,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11736,36 +5474,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such member */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11784,10 +5496,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11803,115 +5511,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createLabel: {
@@ -11935,10 +5539,6 @@ export interface operations {
         headers: {
           /** @description The new resource: /admin/v1/labels/{labelId} */
           Location: string;
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11948,10 +5548,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11973,36 +5569,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12021,10 +5591,6 @@ export interface operations {
       /** @description The project has a label of that name; or a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12040,115 +5606,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   updateLabel: {
@@ -12170,10 +5632,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12183,10 +5641,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12208,36 +5662,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such label */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12256,10 +5684,6 @@ export interface operations {
       /** @description The project has another label of that name; or a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12275,115 +5699,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listApiKeys: {
@@ -12401,10 +5721,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12414,10 +5730,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12439,36 +5751,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12484,115 +5770,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   issueApiKey: {
@@ -12616,10 +5796,6 @@ export interface operations {
         headers: {
           /** @description The new resource: /admin/v1/keys/{keyId} */
           Location: string;
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12629,10 +5805,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12654,36 +5826,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12702,10 +5848,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12721,115 +5863,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   revokeApiKey: {
@@ -12847,10 +5885,6 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content?: never;
@@ -12858,10 +5892,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12883,36 +5913,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such key, or already revoked */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12931,10 +5935,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12950,115 +5950,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   activateSprint: {
@@ -13076,74 +5970,17 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['SprintResponseDto'];
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such sprint */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13162,10 +5999,6 @@ export interface operations {
       /** @description Not planned, or the project already has an active sprint; or a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13181,115 +6014,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   closeSprint: {
@@ -13311,10 +6038,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13324,10 +6047,6 @@ export interface operations {
       /** @description The body is not a JSON object (malformed_json), or has an unknown or invalid field */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13349,36 +6068,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such sprint, or moveOpenTasksTo is not a sprint of the project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13397,10 +6090,6 @@ export interface operations {
       /** @description The sprint is not active, or moveOpenTasksTo is not planned; or a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13416,115 +6105,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
 }
