@@ -57,13 +57,15 @@ const TAGS: [name: string, description: string][] = [
  *   description names: an error row shows that one line, not its media type, example and headers
  *   again (the document keeps them all; an answer tried out shows in full, in its own table);
  * - every answer has one media type: no Accept to choose;
- * - an answer's example scrolls past 15 lines (a task list's fills 400 px otherwise).
+ * - an answer's example scrolls past 15 lines (a task list's fills 400 px otherwise);
+ * - a parameter's type sits right under its name (a list has a dozen of them).
  */
 const SWAGGER_UI_CSS = `
 .swagger-ui .responses-table:not(.live-responses-table) tr.response[data-code^="4"] .response-col_description > :not(.response-col_description__inner),
 .swagger-ui .responses-table:not(.live-responses-table) tr.response[data-code^="5"] .response-col_description > :not(.response-col_description__inner),
 .swagger-ui .responses-table:not(.live-responses-table) .response-controls { display: none; }
 .swagger-ui .responses-table:not(.live-responses-table) .highlight-code > .microlight { max-height: 15.5em; }
+.swagger-ui .parameters-col_name .parameter__type { padding: 0; }
 `;
 
 /** Swagger UI at /docs and the OpenAPI document at /docs/openapi.json. */
