@@ -261,17 +261,25 @@ async function follow(body: ReadableStream<Uint8Array>, onEvent: (event: EventDt
   return retry;
 }
 
+/** What it is doing, one short line on stdout (problems go to stderr). */
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
 async function main(): Promise<void> {
   const apiKey = process.env.TASKS_API_KEY;
   if (!apiKey) throw new Error('Set TASKS_API_KEY to a project key (tsk_...)');
   const file = process.env.MIRROR_FILE ?? 'mirror.json';
-  const api = createClient({ baseUrl: process.env.TASKS_API_URL ?? 'http://localhost:3000', apiKey });
+  const baseUrl = process.env.TASKS_API_URL ?? 'http://localhost:3000';
+  const api = createClient({ baseUrl, apiKey });
+  say(`Mirroring the project of this key at ${baseUrl} into ${file}; Ctrl+C stops`);
   const stopped = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stopped.abort());
 
   let store: Store | null = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Store) : null;
   // A file written before the mirror kept comments.
   if (store) store.comments ??= {};
+  if (store) say(`${file} holds the project as of event ${store.lastEventId ?? 0}: resuming from there`);
   let saveTimer: NodeJS.Timeout | undefined;
   const saveSoon = () => (saveTimer ??= setTimeout(() => ((saveTimer = undefined), store && save(file, store)), 50));
   while (!stopped.signal.aborted) {
@@ -279,8 +287,14 @@ async function main(): Promise<void> {
     try {
       // The lists first, as of a position in the feed; then the stream from that position.
       if (!store) {
+        say('Loading the project from the lists: members, labels, sprints, the trash, then each task...');
         store = await load(api);
         save(file, store);
+        const count = (records: object) => Object.keys(records).length;
+        say(
+          `Loaded ${count(store.tasks)} tasks, ${count(store.trash)} in the trash, ${count(store.sprints)} sprints, ` +
+            `${count(store.members)} members and ${count(store.labels)} labels, as of event ${store.lastEventId}`,
+        );
       }
       const { lastEventId } = store;
       const { data, error, response } = await api.GET('/api/v1/events/stream', {
@@ -295,8 +309,10 @@ async function main(): Promise<void> {
         if (response.status === 401 || response.status === 403) throw new Error('The key was refused');
       } else {
         const current = store;
+        say(`Following the event stream after event ${lastEventId ?? 0}`);
         retry = await follow(data!, async (event) => {
           await apply(api, current, event);
+          say(`event ${event.sequence}: ${event.type}`);
           saveSoon();
         });
       }
@@ -309,6 +325,7 @@ async function main(): Promise<void> {
   }
   clearTimeout(saveTimer);
   if (store) save(file, store);
+  say(`Stopped; ${file} holds the project as of event ${store?.lastEventId ?? 0}`);
 }
 
 /** The answer's body, or an error naming the problem. */

@@ -7,7 +7,22 @@
  */
 import { createClient, type TaskDto } from '../clients/typescript';
 
-const COLUMNS = ['id', 'title', 'status', 'priority', 'assignee', 'sprint', 'labels', 'dueDate', 'blocked', 'createdAt', 'updatedAt'] as const;
+// `estimate` in points (empty: not estimated); `rank` the backlog order: sorting by it as text gives that order.
+const COLUMNS = [
+  'id',
+  'title',
+  'status',
+  'priority',
+  'assignee',
+  'sprint',
+  'labels',
+  'dueDate',
+  'estimate',
+  'rank',
+  'blocked',
+  'createdAt',
+  'updatedAt',
+] as const;
 
 function row(task: TaskDto): string[] {
   return [
@@ -19,6 +34,8 @@ function row(task: TaskDto): string[] {
     task.sprint?.name ?? '',
     task.labels.map((label) => label.name).join(';'),
     task.dueDate ?? '',
+    task.estimate === null ? '' : String(task.estimate),
+    task.rank,
     String(task.blocked),
     task.createdAt,
     task.updatedAt,

@@ -29,13 +29,25 @@ function isBuildCurrent(root = ROOT) {
   return fs.existsSync(built) && newestInputChange(root) <= fs.statSync(built).mtimeMs;
 }
 
-/** Builds when needed; true when it built. */
-function buildIfStale(root = ROOT) {
-  if (isBuildCurrent(root)) return false;
+/** `nest build` in `root`, its output on this process's. */
+function nestBuild(root) {
   execFileSync(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js', { paths: [root] }), 'build'], {
     cwd: root,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
+}
+
+/**
+ * Builds when needed; true when it built. Says so first, and how long it took after: a first
+ * start is otherwise half a minute of silence. (`log` and `build`: the tests give their own.)
+ */
+function buildIfStale(root = ROOT, { log = console.log, build = nestBuild } = {}) {
+  if (isBuildCurrent(root)) return false;
+  const why = fs.existsSync(path.join(root, 'dist', 'main.js')) ? 'a source or setting changed since the last build' : 'no build yet';
+  log(`Building the server into dist/ (${why}); a first build takes about 30 s...`);
+  const started = Date.now();
+  build(root);
+  log(`Built in ${Math.round((Date.now() - started) / 1000)} s.`);
   return true;
 }
 

@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { AdminInterfaceOffModule } from './admin/admin-interface';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { ChangeLogModule } from './changes/change-log.module';
@@ -7,8 +8,8 @@ import { CommentsModule } from './comments/comments.module';
 import { CommonModule } from './common/common.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { EntityTagInterceptor } from './common/http/entity-tag.interceptor';
+import { UnknownRouteModule } from './common/http/routes';
 import { RequestShapeInterceptor } from './common/http/request-shape.interceptor';
-import { UnknownApiRouteModule } from './common/http/unknown-api-route';
 import { PathIdPipe } from './common/validation/path-ids.pipe';
 import { createValidationPipe } from './common/validation/validation.pipe';
 import type { AppConfig } from './config/app-config';
@@ -52,10 +53,10 @@ export class AppModule {
         EventsModule,
         DemoModule,
         WebhooksModule,
-        // Last of the /api/v1 modules: its catch-all route must come after every real one.
-        UnknownApiRouteModule,
-        // Without ADMIN_TOKEN the admin interface does not exist: every /admin path is 404.
-        ...(config.adminToken ? [AdminModule] : []),
+        // Without ADMIN_TOKEN the admin interface does not exist: every /admin path is 404 (saying why).
+        config.adminToken ? AdminModule : AdminInterfaceOffModule,
+        // Last: its catch-all route (404, 405) must come after every real one.
+        UnknownRouteModule,
       ],
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },

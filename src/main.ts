@@ -28,9 +28,20 @@ async function bootstrap(): Promise<void> {
   exitGracefullyOnSignals(app, config);
   // HOST unset: every interface. HOST=127.0.0.1 keeps a development server to this machine.
   await (config.host === null ? app.listen(config.port) : app.listen(config.port, config.host));
-  const { port } = app.getHttpServer().address() as AddressInfo;
-  const shownHost = config.host === null ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  logger.log(`Listening on http://${shownHost}:${port} (API docs at /docs)`);
+  logger.log(listeningLine(app.getHttpServer().address() as AddressInfo, config.host));
+}
+
+/**
+ * The start line: the address listened on, as a URL, and one to open. Without HOST (or with a
+ * wildcard) that is every interface, which the line says, and the URL to open is localhost's:
+ * `http://[::]:3000` is no address a browser opens.
+ */
+function listeningLine({ address, port }: AddressInfo, host: string | null): string {
+  const url = (name: string) => `http://${name.includes(':') ? `[${name}]` : name}:${port}`;
+  const everywhere = ['::', '0.0.0.0'].includes(address);
+  if (!everywhere) return `Listening on ${url(address)} (API docs at ${url(address)}/docs)`;
+  const why = host === null ? 'HOST is unset' : `HOST=${host}`;
+  return `Listening on ${url(address)}, every interface (${why}): open ${url('localhost')}/docs in a browser`;
 }
 
 bootstrap().catch((error: Error) => {

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { PUBLIC_OPERATION, REQUIRED_PERMISSION_EXTENSION } from './auth/auth.decorators';
 import { insufficientPermission, type Permission } from './auth/permissions';
@@ -10,6 +11,7 @@ import { internalProblem, problemJson } from './common/errors/problem-details.fi
 import { HONOURS_IF_MATCH } from './common/http/entity-tag';
 import { isIdParameter } from './common/ids';
 import { surfaceOfPath } from './common/http/surface';
+import { referenceNotFound } from './tasks/task-references';
 import { describeWebhookDeliveries } from './webhooks/webhook-openapi';
 
 /**
@@ -55,6 +57,23 @@ const TAGS: [name: string, description: string][] = [
   ],
 ];
 
+/**
+ * Swagger UI, made to read an operation at a glance (decisions.md, "The OpenAPI document"):
+ * - every error is problem+json of one schema (ProblemDto, under Schemas) whose `code` the row's
+ *   description names: an error row shows that one line, not its media type, example and headers
+ *   again (the document keeps them all; an answer tried out shows in full, in its own table);
+ * - every answer has one media type: no Accept to choose;
+ * - an answer's example scrolls past 15 lines (a task list's fills 400 px otherwise);
+ * - a parameter's type sits right under its name (a list has a dozen of them).
+ */
+const SWAGGER_UI_CSS = `
+.swagger-ui .responses-table:not(.live-responses-table) tr.response[data-code^="4"] .response-col_description > :not(.response-col_description__inner),
+.swagger-ui .responses-table:not(.live-responses-table) tr.response[data-code^="5"] .response-col_description > :not(.response-col_description__inner),
+.swagger-ui .responses-table:not(.live-responses-table) .response-controls { display: none; }
+.swagger-ui .responses-table:not(.live-responses-table) .highlight-code > .microlight { max-height: 15.5em; }
+.swagger-ui .parameters-col_name .parameter__type { padding: 0; }
+`;
+
 /** Swagger UI at /docs and the OpenAPI document at /docs/openapi.json. */
 export function setupOpenApi(app: INestApplication): OpenAPIObject {
   const document = createOpenApiDocument(app);
@@ -63,6 +82,7 @@ export function setupOpenApi(app: INestApplication): OpenAPIObject {
     yamlDocumentUrl: 'docs/openapi.yaml',
     // The key pasted in Authorize survives a reload of the page (kept in the browser's local storage).
     swaggerOptions: { persistAuthorization: true },
+    customCss: SWAGGER_UI_CSS,
   });
   return document;
 }
@@ -126,6 +146,8 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     exemplifyProblems(path, operation);
   }
   describeWebhookDeliveries(document);
+  describeSharedAnswers(document, sharedResponses());
+  dropUnusedSchemesAndTags(document);
   closeRequestBodies(document);
   toJsonSchemaNulls(document);
   return document;
@@ -213,8 +235,7 @@ const HEADERS = {
     schema: { type: 'integer', minimum: 0 },
   },
   ETag: {
-    description:
-      'A strong entity tag: a hash of the body bytes, the same as the GET of the resource answers. Send it back as If-None-Match or If-Match.',
+    description: 'Strong entity tag of the body (as its GET answers it): send it back as If-None-Match or If-Match',
     required: true,
     schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]+"$' },
   },
@@ -231,66 +252,138 @@ const problem = (description: string): ResponseObject => ({
 });
 
 /**
- * The answers any operation can give whatever its own logic, documented once here:
- * - 400 for an unknown query parameter, a body sent to a route that takes none, or a body
- *   that is not a JSON object; 413 and 415 for a body (any route reads one if sent); 500.
- * - 409 on every write: a concurrent change can conflict with it (database-errors.ts).
- * - /api/v1 (project key) and /admin/v1 (admin token): 401 and 429, and the RateLimit-* headers
- *   on every answer (src/auth/rate-limit.guard.ts).
- * - 503 database_unavailable (with Retry-After) wherever the database is read.
- * - X-Request-Id on every answer.
- * Operations describe their own 400, 404 and 409 where they have more to say.
+ * Headers every answer of a part of the service carries, described once at the document's root
+ * (`x-answer-headers`) instead of on every answer: Swagger UI showed their four rows under every
+ * status of every operation. test/support/openapi-contract.ts checks every answer against them.
+ */
+const ANSWER_HEADERS = [
+  { answers: 'every answer', pathPrefixes: ['/'], exceptStatuses: [], headers: ['X-Request-Id'] },
+  {
+    // A 500 may come from anywhere, the rate limiter included: its headers are not promised there.
+    answers: 'every /api/v1 and /admin/v1 answer but a 500 (404 and 405 included)',
+    pathPrefixes: ['/api/v1', '/admin/v1'],
+    exceptStatuses: ['500'],
+    headers: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+  },
+] as const;
+
+/**
+ * The answers many operations give alike, each described once under components/responses and
+ * referenced: short (one line and its example), the same everywhere. An operation refers only to
+ * those it can give (SHARED_RESPONSE_RULES below).
+ */
+function sharedResponses(): Record<string, ResponseObject> {
+  const shared = (status: number, description: string, example: Problem, headers: (keyof typeof HEADERS)[] = []): ResponseObject => ({
+    description,
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDto' }, example: problemJson(example) } },
+    ...(headers.length ? { headers: Object.fromEntries(headers.map((name) => [name, { $ref: `#/components/headers/${name}` }])) } : {}),
+  });
+  return {
+    UnknownParameter: shared(
+      400,
+      '`unknown_field`: an unknown query parameter, or a body sent to a route that takes none',
+      problemFor(400, '', undefined)!,
+    ),
+    Unauthenticated: shared(
+      401,
+      '`unauthenticated`: no key, not a Bearer key, or an unknown or revoked key',
+      problemFor(401, '/api/v1', undefined)!,
+      ['WWW-Authenticate'],
+    ),
+    AdminUnauthenticated: shared(
+      401,
+      '`unauthenticated`: not the ADMIN_TOKEN (project keys are refused here)',
+      problemFor(401, '/admin/v1', undefined)!,
+      ['WWW-Authenticate'],
+    ),
+    PayloadTooLarge: shared(413, '`payload_too_large`: the body is larger than 1 MiB', problemFor(413, '', undefined)!),
+    UnsupportedMediaType: shared(415, '`unsupported_media_type`: the body is not application/json', problemFor(415, '', undefined)!),
+    IdempotencyKeyReused: shared(
+      422,
+      '`idempotency_key_reused`: this Idempotency-Key was used for another method, path or body',
+      problemFor(422, '', undefined)!,
+    ),
+    RateLimited: shared(
+      429,
+      '`rate_limited`: over the rate limit of the key (or of the client address, without a live key); see Retry-After',
+      problemFor(429, '/api/v1', undefined)!,
+      ['Retry-After'],
+    ),
+    AdminRateLimited: shared(
+      429,
+      '`rate_limited`: over the rate limit of the client address; see Retry-After',
+      problemFor(429, '/admin/v1', undefined)!,
+      ['Retry-After'],
+    ),
+    Internal: shared(500, '`internal`: an unexpected error; the body says nothing of its cause, the log everything', problemFor(500, '', undefined)!),
+    DatabaseUnavailable: shared(
+      503,
+      '`database_unavailable`: the database is unreachable; retry after Retry-After',
+      problemFor(503, '/api/v1', undefined)!,
+      ['Retry-After'],
+    ),
+    PreconditionFailed: shared(
+      412,
+      '`precondition_failed`: If-Match does not name the current version; ETag gives the current one',
+      problemFor(412, '', undefined)!,
+      ['ETag'],
+    ),
+    NotModified: {
+      description: 'Not Modified: the copy named by If-None-Match is current; no body',
+      headers: { ETag: { $ref: '#/components/headers/ETag' } },
+    },
+  };
+}
+
+const refTo = (name: string): ResponseObject => ({ $ref: `#/components/responses/${name}` }) as unknown as ResponseObject;
+
+/**
+ * The answers an operation can give whatever its own logic, each only where it can be given:
+ * - 400 on every operation: an unknown query parameter, or a body to a route that takes none
+ *   (RequestShapeInterceptor), or one that is not a JSON object;
+ * - 413 and 415 only where the operation takes a body (a body sent to one that takes none is
+ *   400, so a GET never answers them);
+ * - 409 on every write: a concurrent change can conflict with it (database-errors.ts);
+ * - 401 where a key or the admin token is needed; 429 under /api/v1 and /admin/v1;
+ * - 500 everywhere; 503 database_unavailable (with Retry-After) wherever the database is read.
+ * Operations describe their own 400, 403, 404 and 409 where they have more to say; the others
+ * refer to components/responses.
  */
 function addCommonAnswers(path: string, method: Method, operation: OperationObject): void {
   const responses = operation.responses as Record<string, ResponseObject>;
   const takesBody = operation.requestBody !== undefined;
-  responses['400'] ??= problem(
-    takesBody
-      ? 'The body is not a JSON object (malformed_json), or has an unknown or invalid field'
-      : 'An unknown query parameter, or a body sent to a route that takes none (unknown_field)',
-  );
+  const retried = method !== 'get' && path.startsWith('/api/');
+  // A write under /api/v1 adds the Idempotency-Key's own 400 to it (describeSafeRetries): its own then.
+  if (!responses['400'] && (takesBody || retried)) {
+    responses['400'] = problem(
+      takesBody ? 'The body is not a JSON object (malformed_json), or has an unknown or invalid field' : 'An unknown query parameter (unknown_field)',
+    );
+  }
+  responses['400'] ??= refTo('UnknownParameter');
   if (method !== 'get') {
     const concurrent = 'a concurrent change conflicted with this one; retry (conflict)';
     responses['409'] = responses['409']
       ? { ...responses['409'], description: `${responses['409'].description}; or ${concurrent}` }
       : problem(`The change conflicts: ${concurrent}`);
   }
-  responses['413'] ??= problem('The body is larger than 1 MiB (payload_too_large)');
-  responses['415'] ??= problem(
-    takesBody ? 'The body is not application/json (unsupported_media_type)' : 'A body was sent that is not application/json (unsupported_media_type)',
-  );
-  responses['500'] ??= problem('Unexpected error; the body says nothing about its cause (internal)');
-  // Everything but liveness reads the database: while it is unreachable, 503 with Retry-After.
-  if (path !== '/health' && path !== '/metrics' && !responses['503']) {
-    responses['503'] = problem('The database is unreachable (database_unavailable): retry after Retry-After');
-    addHeaders(responses['503'], ['Retry-After']);
+  if (takesBody) {
+    responses['413'] ??= refTo('PayloadTooLarge');
+    responses['415'] ??= refTo('UnsupportedMediaType');
   }
+  responses['500'] ??= refTo('Internal');
+  // Everything but liveness reads the database: while it is unreachable, 503 with Retry-After.
+  if (!['/', '/health', '/metrics'].includes(path)) responses['503'] ??= refTo('DatabaseUnavailable');
 
   const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
-  if (schemes.length) {
-    responses['401'] ??= problem(
-      schemes.includes('api-key')
-        ? 'No key, not a Bearer key, or an unknown or revoked key (unauthenticated)'
-        : 'Not the ADMIN_TOKEN; project keys are refused here (unauthenticated)',
-    );
-    addHeaders(responses['401'], ['WWW-Authenticate']);
-  }
-  const rateLimited = path.startsWith('/api/') || path.startsWith('/admin/');
-  if (rateLimited) {
-    responses['429'] ??= problem(
-      path.startsWith('/api/')
-        ? 'Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After'
-        : 'Over the rate limit of the client address (rate_limited); see Retry-After',
-    );
-    addHeaders(responses['429'], ['Retry-After']);
-  }
-  for (const [status, response] of Object.entries(responses)) {
-    addHeaders(response, ['X-Request-Id']);
-    // A 500 may come from anywhere, the rate limiter included: its headers are not promised there.
-    if (rateLimited && status !== '500') addHeaders(response, ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
-  }
+  if (schemes.length) responses['401'] ??= refTo(schemes.includes('api-key') ? 'Unauthenticated' : 'AdminUnauthenticated');
+  if (path.startsWith('/api/')) responses['429'] ??= refTo('RateLimited');
+  if (path.startsWith('/admin/')) responses['429'] ??= refTo('AdminRateLimited');
   // Sorted by status, so the document (and the generated client) reads in a stable order.
   operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function isRef(response: ResponseObject): boolean {
+  return '$ref' in (response as object);
 }
 
 function addHeaders(response: ResponseObject, names: (keyof typeof HEADERS)[]): void {
@@ -318,8 +411,7 @@ function describeSafeRetries(path: string, method: Method, operation: OperationO
   responses['400'].description += '; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key)';
   responses['409'].description += '; or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After';
   responses['409'].headers = { ...responses['409'].headers, 'Retry-After': { $ref: '#/components/headers/Retry-After-When-In-Progress' } };
-  responses['422'] = problem('This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused)');
-  addHeaders(responses['422'], ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+  responses['422'] = refTo('IdempotencyKeyReused');
 }
 
 /**
@@ -341,11 +433,10 @@ function describeConditionalRequests(path: string, method: Method, operation: Op
   if (method === 'get' && !responses['200']?.content?.['text/event-stream']) {
     operation.parameters = [
       ...(operation.parameters ?? []),
-      header('If-None-Match', 'The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current'),
+      header('If-None-Match', 'ETags of the copy you have (or *): 304 without a body while it is current'),
     ];
     addHeaders(responses['200'], ['ETag']);
-    responses['304'] = { description: 'Not Modified: the copy named by If-None-Match is current; no body' };
-    addHeaders(responses['304'], ['ETag', 'X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+    responses['304'] = refTo('NotModified');
   }
   if (method === 'patch' && responses['200']) addHeaders(responses['200'], ['ETag']);
   const extensions = operation as unknown as Record<string, unknown>;
@@ -355,8 +446,7 @@ function describeConditionalRequests(path: string, method: Method, operation: Op
       ...(operation.parameters ?? []),
       header('If-Match', 'Apply only if the resource is still the version this ETag names (or * for any): else 412 precondition_failed'),
     ];
-    responses['412'] = problem('If-Match does not name the current version (precondition_failed); ETag gives the current one');
-    addHeaders(responses['412'], ['ETag', 'X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+    responses['412'] = refTo('PreconditionFailed');
   }
   operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 }
@@ -364,7 +454,7 @@ function describeConditionalRequests(path: string, method: Method, operation: Op
 /** Nest leaves a success answer's description empty; OpenAPI requires one. */
 function describeEmptyAnswers(operation: OperationObject): void {
   for (const [status, response] of Object.entries(operation.responses as Record<string, ResponseObject>)) {
-    if (!response.description) response.description = STATUS_CODES[Number(status)] ?? status;
+    if (!isRef(response) && !response.description) response.description = STATUS_CODES[Number(status)] ?? status;
   }
 }
 
@@ -380,7 +470,7 @@ function useProblemJsonForErrors(operation: OperationObject): void {
  * What each error answer looks like, as the service words it (Swagger UI shows this example under
  * the status; the schema's own example would show one made-up problem for every status). One per
  * status, the problem the status most often is; test/openapi.e2e-spec.ts provokes each and
- * compares. An operation that documents its own example keeps it.
+ * compares. An operation that documents its own example keeps it; the shared answers have theirs.
  */
 function exemplifyProblems(path: string, operation: OperationObject): void {
   const extensions = operation as unknown as Record<string, unknown>;
@@ -392,6 +482,29 @@ function exemplifyProblems(path: string, operation: OperationObject): void {
     const problem = problemFor(Number(status), path, permission);
     if (problem) media.example = problemJson(problem);
   }
+}
+
+/**
+ * The shared answers the operations refer to (the others go), the headers every answer carries
+ * (written out in `x-answer-headers`: linters do not follow references in extensions), and only
+ * the header components something refers to.
+ */
+function describeSharedAnswers(document: OpenAPIObject, shared: Record<string, ResponseObject>): void {
+  const refsIn = (node: unknown, kind: string) =>
+    new Set(
+      JSON.stringify(node)
+        .match(new RegExp(`#/components/${kind}/[\\w-]+`, 'g'))
+        ?.map((ref) => ref.split('/').pop()!) ?? [],
+    );
+  const usedResponses = refsIn(document.paths, 'responses');
+  const responses = Object.fromEntries(Object.entries(shared).filter(([name]) => usedResponses.has(name)));
+  const usedHeaders = refsIn([document.paths, responses], 'headers');
+  const headers = Object.fromEntries(Object.entries(document.components?.headers ?? {}).filter(([name]) => usedHeaders.has(name)));
+  document.components = { ...document.components, responses, headers };
+  (document as unknown as Record<string, unknown>)['x-answer-headers'] = ANSWER_HEADERS.map((rule) => ({
+    ...rule,
+    headers: Object.fromEntries(rule.headers.map((name) => [name, HEADERS[name]])),
+  }));
 }
 
 /** A path parameter's resource, as its 404 names it. */
@@ -426,7 +539,7 @@ function problemFor(status: number, path: string, permission: [Permission, ...Pe
       if (!parameter) {
         const field = path.endsWith('/bulk') ? 'tasks[0].sprintId' : path.endsWith('/move') ? null : 'sprintId';
         if (!field) return new Problem(status, 'not_found', 'Task not found');
-        return new Problem(status, 'not_found', 'Sprint not found', [{ field, message: 'is not a sprint of this project that accepts tasks' }]);
+        return referenceNotFound('sprintId', field, [randomUUID()]);
       }
       const what = path.startsWith('/api/v1/trash/') ? 'Task in the trash' : NOT_FOUND_BY_PARAMETER[parameter];
       return what ? new Problem(status, 'not_found', `${what} not found`) : null;
@@ -467,6 +580,20 @@ function problemFor(status: number, path: string, permission: [Permission, ...Pe
     default:
       return null;
   }
+}
+
+/**
+ * Without ADMIN_TOKEN the admin interface does not exist, nor do its operations in the document:
+ * neither then does its bearer scheme (Swagger UI's Authorize would offer a token nothing takes)
+ * nor its tag. Whatever no operation uses goes.
+ */
+function dropUnusedSchemesAndTags(document: OpenAPIObject): void {
+  const operations = [...operationsOf(document)].map(([, , operation]) => operation);
+  const schemes = new Set(operations.flatMap((operation) => (operation.security ?? []).flatMap((requirement) => Object.keys(requirement))));
+  const tags = new Set(operations.flatMap((operation) => operation.tags ?? []));
+  const securitySchemes = document.components?.securitySchemes ?? {};
+  for (const name of Object.keys(securitySchemes)) if (!schemes.has(name)) delete securitySchemes[name];
+  document.tags = (document.tags ?? []).filter((tag) => tags.has(tag.name));
 }
 
 /**

@@ -129,20 +129,25 @@ describe('a database constraint the validation did not foresee (a defect)', () =
   });
 
   // Two transactions side by side: PGlite runs one at a time, so there the second always sees the first.
-  (engine === 'postgresql' ? it : it.skip)('answers two activations at once 200 and 409 (the one-active index, foreseen), never 500', async () => {
-    const admin = raceClient(await listen(t), ADMIN_TOKEN);
-    for (let round = 0; round < 20; round++) {
-      const [a, b] = [0, 1].map(
-        async () => (await project.api.post('/api/v1/sprints', { name: `Round ${round}` }).expect(201)).body.sprint.id as string,
-      );
-      const ids = await Promise.all([a, b]);
-      const answers = await atOnce(...ids.map((id) => () => admin.post(`/admin/v1/sprints/${id}/activate`)));
-      expect(answers.map((answer) => [answer.status, answer.body.code ?? null]).sort()).toEqual([
-        [200, null],
-        [409, 'conflict'],
-      ]);
-      const active = ids[answers.findIndex((answer) => answer.status === 200)];
-      expect((await admin.post(`/admin/v1/sprints/${active}/close`, {})).status).toBe(200);
-    }
-  });
+  (engine === 'postgresql' ? it : it.skip)(
+    'answers two activations at once 200 and 409 naming the winner (the one-active index, foreseen), never 500',
+    async () => {
+      const admin = raceClient(await listen(t), ADMIN_TOKEN);
+      for (let round = 0; round < 20; round++) {
+        const [a, b] = [0, 1].map(
+          async () => (await project.api.post('/api/v1/sprints', { name: `Round ${round}` }).expect(201)).body.sprint.id as string,
+        );
+        const ids = await Promise.all([a, b]);
+        const answers = await atOnce(...ids.map((id) => () => admin.post(`/admin/v1/sprints/${id}/activate`)));
+        expect(answers.map((answer) => [answer.status, answer.body.code ?? null]).sort()).toEqual([
+          [200, null],
+          [409, 'conflict'],
+        ]);
+        const active = ids[answers.findIndex((answer) => answer.status === 200)];
+        // The loser names the sprint that won, whether its own check or the index refused it (decisions.md section 26).
+        expect(answers.find((answer) => answer.status === 409)!.body.activeSprintId).toBe(active);
+        expect((await admin.post(`/admin/v1/sprints/${active}/close`, {})).status).toBe(200);
+      }
+    },
+  );
 });

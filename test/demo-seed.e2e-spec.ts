@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { ALL_PERMISSIONS } from '../src/auth/permissions';
 import { TaskJson, withKey } from './support/fixtures';
+import { startServerProcess } from './support/server-process';
 import { engine, startTestApp, TestApp } from './support/test-app';
 
 // The demo project belongs to the embedded database only (decisions.md section 9).
@@ -14,16 +14,31 @@ import { engine, startTestApp, TestApp } from './support/test-app';
   let printed: string[];
   let key: string;
 
-  /** Starts the service on `dataDir`, keeping what it prints on stdout. */
+  let logged: string[];
+
+  /** Starts the service on `dataDir`, keeping what it prints on stdout and the messages it logs. */
   async function start(): Promise<TestApp> {
     printed = [];
+    logged = [];
+    const logDestination = { write: (line: string) => void logged.push(String(JSON.parse(line).msg)) };
     const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => (printed.push(String(chunk)), true));
     try {
-      return await startTestApp({ dataDir, seedDemoProject: true });
+      return await startTestApp({ dataDir, seedDemoProject: true, logLevel: 'info' }, undefined, { logDestination });
     } finally {
       write.mockRestore();
     }
   }
+
+  /** `npm run demo:key` on `dataDir`, as built (`npm run demo:key` builds dist/ first when stale; the global setup has built it). */
+  const demoKey = () =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['dist/demo/demo-key.cli.js'],
+        { cwd: path.join(__dirname, '..'), env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } },
+        (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'demo-'));
@@ -131,19 +146,52 @@ import { engine, startTestApp, TestApp } from './support/test-app';
     t = undefined;
     t = await start();
     expect(printed.join('')).not.toMatch(/tsk_/);
+    expect(printed.join('')).not.toMatch(/demo project was created/);
     await withKey(t, key).get('/api/v1/members').expect(200);
     expect(await t.prisma.project.count()).toBe(1);
     expect(await t.prisma.task.count()).toBe(12);
   });
 
-  it('issues a new demo key with `npm run demo:key` (server stopped) when the printed one is lost', async () => {
+  it('says at a restart on the existing embedded database why no key is printed, and how to get one', () => {
+    const said = logged.filter((msg) => msg.includes('demo key'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain('printed then, once');
+    expect(said[0]).toContain('npm run demo:key');
+    expect(said[0]).toContain('POST /admin/v1/projects/{projectId}/keys');
+  });
+
+  it('refuses `npm run demo:key` (exit 1, saying why and what to do) while a server holds the embedded database, and writes no key', async () => {
+    const keys = await t!.prisma.apiKey.count();
+    const { code, stdout, stderr } = await demoKey();
+    expect(code).toBe(1);
+    expect(stdout).not.toMatch(/tsk_/);
+    expect(stderr).toContain(`holds the embedded database in ${dataDir}`);
+    expect(stderr).toContain(`pid ${process.pid}`);
+    expect(stderr).toContain('Stop that server');
+    expect(await t!.prisma.apiKey.count()).toBe(keys);
+    // Nor can a second server take it.
+    await expect(startTestApp({ dataDir })).rejects.toThrow(/in use by another process/);
+  });
+
+  it('refuses `npm run demo:key` while a server started as `npm start` runs, and issues a key once it was killed with SIGKILL (no stale lock)', async () => {
     await t!.close();
     t = undefined;
-    // The built command (`npm run demo:key` builds dist/ first when stale; the global setup has built it).
-    const { stdout } = await promisify(execFile)(process.execPath, ['dist/demo/demo-key.cli.js'], {
-      cwd: path.join(__dirname, '..'),
-      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir },
-    });
+    const server = await startServerProcess({ DATA_DIR: dataDir });
+    try {
+      const refused = await demoKey();
+      expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining(`pid ${server.child.pid}`)]);
+    } finally {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+    const { code, stdout } = await demoKey();
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/tsk_[A-Za-z0-9_-]{43}/);
+  });
+
+  it('issues a new demo key with `npm run demo:key` (server stopped) when the printed one is lost', async () => {
+    const { code, stdout } = await demoKey();
+    expect(code).toBe(0);
     const recovered = /(tsk_[A-Za-z0-9_-]{43})/.exec(stdout)?.[1];
     expect(recovered).toBeDefined();
     expect(recovered).not.toBe(key);

@@ -97,18 +97,19 @@ describe('HTTP conventions: problem+json, strict input, body limits', () => {
     expect(res.body.code).toBe('unauthenticated');
   });
 
-  it('answers a path or method that no endpoint serves with 404 not_found, after the key check', async () => {
+  it('answers a path that no endpoint serves 404 not_found and a method a path does not serve 405, before the key check', async () => {
     const task = (await project.api.post('/api/v1/tasks', { title: 'Here' }).expect(201)).body.task;
-    for (const res of [
-      await project.api.get('/api/v1/no-such-endpoint?x=1'),
-      await project.api.post('/api/v1/tasks/whatever/else', { a: 1 }),
-      await project.api.patch('/api/v1/sprints', { name: 'x' }),
-      await t.http.put(`/api/v1/tasks/${task.id}`).set('Authorization', `Bearer ${project.key}`).send({ title: 'x' }),
-    ]) {
-      expect([res.status, res.body.code]).toEqual([404, 'not_found']);
+    for (const [res, status, code] of [
+      [await project.api.get('/api/v1/no-such-endpoint?x=1'), 404, 'not_found'],
+      [await project.api.post('/api/v1/tasks/whatever/else', { a: 1 }), 404, 'not_found'],
+      [await project.api.patch('/api/v1/sprints', { name: 'x' }), 405, 'method_not_allowed'],
+      [await t.http.put(`/api/v1/tasks/${task.id}`).set('Authorization', `Bearer ${project.key}`).send({ title: 'x' }), 405, 'method_not_allowed'],
+    ] as const) {
+      expect([res.status, res.body.code]).toEqual([status, code]);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     }
-    expect((await t.http.get('/api/v1/no-such-endpoint')).status).toBe(401);
+    expect((await t.http.get('/api/v1/no-such-endpoint')).status).toBe(404);
+    expect((await t.http.put(`/api/v1/tasks/${task.id}`)).status).toBe(405);
     expect((await project.api.get(`/api/v1/tasks/${task.id}`).expect(200)).body.task.title).toBe('Here');
   });
 

@@ -30,17 +30,21 @@ describe('examples/mirror.ts: a project mirrored from the lists and the event st
     await t.close();
   });
 
-  function startMirror(project: TestProject, file: string): { child: ChildProcess; exited: Promise<number | null>; stderr: () => string } {
+  function startMirror(
+    project: TestProject,
+    file: string,
+  ): { child: ChildProcess; exited: Promise<number | null>; stderr: () => string; stdout: () => string } {
     const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['examples/mirror.ts'], {
       cwd: ROOT,
       env: { ...process.env, TASKS_API_URL: baseUrl, TASKS_API_KEY: project.key, MIRROR_FILE: file },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     running.add(child);
-    let stderr = '';
+    let [stdout, stderr] = ['', ''];
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => (running.delete(child), resolve(code))));
-    return { child, exited, stderr: () => stderr };
+    return { child, exited, stderr: () => stderr, stdout: () => stdout };
   }
 
   async function lastSequence(project: TestProject): Promise<number> {
@@ -180,6 +184,13 @@ describe('examples/mirror.ts: a project mirrored from the lists and the event st
     await expectEqualToTheLists(project, await mirrorAt(file, at, mirror.stderr));
     mirror.child.kill('SIGTERM');
     expect(await mirror.exited).toBe(0);
+    // What it did, said as it did it: briefly, a line a step.
+    const said = mirror.stdout().trim().split('\n');
+    expect(said[0]).toMatch(/^Mirroring the project of this key at .* into .*start\.json; Ctrl\+C stops$/);
+    expect(said).toContain('Loading the project from the lists: members, labels, sprints, the trash, then each task...');
+    expect(said).toContainEqual(expect.stringMatching(new RegExp(`^Loaded \\d+ tasks, .* as of event ${at}$`)));
+    expect(said).toContain(`Following the event stream after event ${at}`);
+    expect(said.at(-1)).toBe(`Stopped; ${file} holds the project as of event ${at}`);
   }, 120_000);
 
   it('ends equal to the lists after changes made while it loads, follows and restarts; a label rename reaches every task that shows it', async () => {

@@ -5,7 +5,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 
 const ROOT = path.join(__dirname, '..');
-const { isBuildCurrent } = require('../scripts/build-if-stale') as { isBuildCurrent(root?: string): boolean };
+const { buildIfStale, isBuildCurrent } = require('../scripts/build-if-stale') as {
+  isBuildCurrent(root?: string): boolean;
+  buildIfStale(root: string, options: { log(line: string): void; build(root: string): void }): boolean;
+};
 
 describe('npm start', () => {
   it('builds dist/ only when it is missing or older than an input of the build, a source deleted or added included', () => {
@@ -38,6 +41,23 @@ describe('npm start', () => {
       writeFileSync(path.join(root, 'src', 'tasks', 'old.ts'), ''); // added since, with an older time (a copy, a checkout)
       at('src/tasks/old.ts', 1_000);
       expect(isBuildCurrent(root)).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('says what it does before a build (a first start is half a minute of silence otherwise), and how long it took after', () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'build-if-stale-'));
+    try {
+      mkdirSync(path.join(root, 'src'));
+      const said: string[] = [];
+      const built = buildIfStale(root, { log: (line) => said.push(line), build: () => said.push('(nest build)') });
+      expect(built).toBe(true);
+      expect(said).toEqual([
+        expect.stringMatching(/^Building the server into dist\/ \(no build yet\); a first build takes about 30 s/),
+        '(nest build)',
+        expect.stringMatching(/^Built in \d+ s\.$/),
+      ]);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

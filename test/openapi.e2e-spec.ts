@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { problemJson } from '../src/common/errors/problem-details.filter';
 import { problemFromDatabaseError } from '../src/common/errors/database-errors';
 import { asAdmin, createProject, createTask, NO_SUCH_ID, TestProject } from './support/fixtures';
-import { OpenApiContract, type Answer, type OpenApiDocument } from './support/openapi-contract';
+import { OpenApiContract, withAnswersResolved, type Answer, type OpenApiDocument } from './support/openapi-contract';
 import { taskKeys } from '../src/tasks/task-view.sql';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -34,7 +34,8 @@ describe('OpenAPI document', () => {
   beforeAll(async () => {
     t = await startTestApp();
     document = (await t.http.get('/docs/openapi.json').expect(200)).body;
-    paths = document.paths as typeof paths;
+    // Answers as a client reads them: the shared ones (components/responses) in place.
+    paths = withAnswersResolved(document).paths as typeof paths;
     schemas = (document.components as { schemas: typeof schemas }).schemas;
   });
   afterAll(() => t.close());
@@ -74,18 +75,19 @@ describe('OpenAPI document', () => {
       expect(operation.operationId).toBe(operationId);
       expect(operation.security).toEqual([{ 'api-key': [] }]);
       expect(operation.summary).toEqual(expect.any(String));
-      const errors = ['400', '401', '413', '415', '429', '500', ...(permission ? ['403'] : []), ...(method === 'get' ? [] : ['409'])];
+      const body = operation.requestBody !== undefined ? ['413', '415'] : [];
+      const errors = ['400', '401', '429', '500', ...body, ...(permission ? ['403'] : []), ...(method === 'get' ? [] : ['409'])];
       for (const status of errors) {
         expect(operation.responses[status]?.content?.['application/problem+json']?.schema.$ref).toBe('#/components/schemas/ProblemDto');
       }
+      // Only the errors it can give: a body's where it takes one (a body sent to a route that takes none is 400).
+      if (!body.length) expect(Object.keys(operation.responses)).not.toEqual(expect.arrayContaining(['413']));
+      if (!body.length) expect(Object.keys(operation.responses)).not.toEqual(expect.arrayContaining(['415']));
       expect(Object.keys(operation.responses['429'].headers ?? {})).toContain('Retry-After');
       expect(Object.keys(operation.responses['401'].headers ?? {})).toContain('WWW-Authenticate');
       const success = Object.keys(operation.responses).find((status) => status.startsWith('2'));
       expect(success).toBeDefined();
       if (success !== '204') expect(operation.responses[success!].content?.['application/json']?.schema.$ref).toMatch(/Dto$/);
-      expect(Object.keys(operation.responses[success!].headers ?? {})).toEqual(
-        expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
-      );
       if (['post', 'patch'].includes(method) && !path.endsWith('/restore')) {
         expect(operation.requestBody?.content['application/json'].schema.$ref).toMatch(/Dto$/);
       }
@@ -97,6 +99,7 @@ describe('OpenAPI document', () => {
     expect(admin.map(({ method, path, operation }) => [method, path, operation.operationId])).toEqual([
       ['post', '/admin/v1/projects', 'createProject'],
       ['get', '/admin/v1/projects', 'listProjects'],
+      ['get', '/admin/v1/projects/{projectId}', 'getProject'],
       ['post', '/admin/v1/projects/{projectId}/members', 'createMember'],
       ['patch', '/admin/v1/members/{membershipId}', 'updateMember'],
       ['post', '/admin/v1/projects/{projectId}/labels', 'createLabel'],
@@ -111,17 +114,77 @@ describe('OpenAPI document', () => {
       expect(operation.security).toEqual([{ 'admin-token': [] }]);
       expect(operation.tags).toEqual(['admin']);
       expect(operation.responses['401']).toBeDefined();
-      // Limited per client address (decisions.md section 21), with the RateLimit-* headers.
+      // Limited per client address (decisions.md section 21), with the RateLimit-* headers (x-answer-headers).
       expect(Object.keys(operation.responses['429'].headers ?? {})).toContain('Retry-After');
-      expect(Object.keys(operation.responses['401'].headers ?? {})).toEqual(
-        expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
-      );
     }
     const schemes = (document.components as { securitySchemes: Record<string, { description: string; bearerFormat?: string }> }).securitySchemes;
     expect(schemes).toEqual({
       'api-key': expect.objectContaining({ type: 'http', scheme: 'bearer' }),
       'admin-token': expect.objectContaining({ type: 'http', scheme: 'bearer' }),
     });
+  });
+
+  it('lists the answers many operations share once, under components/responses, each operation referring to them', () => {
+    const raw = (document.paths as Record<string, Record<string, { responses: Record<string, { $ref?: string }> }>>)['/api/v1/tasks'].get.responses;
+    expect(raw['401']).toEqual({ $ref: '#/components/responses/Unauthenticated' });
+    expect(raw['429']).toEqual({ $ref: '#/components/responses/RateLimited' });
+    expect(raw['500']).toEqual({ $ref: '#/components/responses/Internal' });
+    const shared = (document.components as { responses: Record<string, { description: string }> }).responses;
+    expect(Object.keys(shared)).toEqual(expect.arrayContaining(['Unauthenticated', 'RateLimited', 'Internal', 'DatabaseUnavailable', 'NotModified']));
+    // Short: one line each, naming the code.
+    for (const [name, response] of Object.entries(shared)) expect([name, response.description]).toEqual([name, expect.not.stringContaining('\n')]);
+  });
+
+  it('documents X-Request-Id and the RateLimit-* headers once, at the root, for the answers that carry them', () => {
+    const rules = (document as unknown as { 'x-answer-headers': { pathPrefixes: string[]; exceptStatuses: string[]; headers: object }[] })[
+      'x-answer-headers'
+    ];
+    expect(rules.map((rule) => [rule.pathPrefixes, rule.exceptStatuses, Object.keys(rule.headers)])).toEqual([
+      [['/'], [], ['X-Request-Id']],
+      [['/api/v1', '/admin/v1'], ['500'], ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']],
+    ]);
+    const repeated = operations().filter(({ operation }) =>
+      Object.values(operation.responses).some((response) =>
+        Object.keys(response.headers ?? {}).some((name) => /^(X-Request-Id|RateLimit-)/.test(name)),
+      ),
+    );
+    expect(repeated).toEqual([]);
+  });
+
+  it('documents only the errors an operation can give: 413 and 415 where it takes a body, so never on a GET', () => {
+    for (const { method, path, operation } of operations()) {
+      const statuses = Object.keys(operation.responses);
+      const takesBody = operation.requestBody !== undefined;
+      expect([method, path, statuses.includes('413'), statuses.includes('415')]).toEqual([method, path, takesBody, takesBody]);
+      if (method === 'get') expect([method, path, takesBody]).toEqual([method, path, false]);
+    }
+  });
+
+  it('documents 404 on an operation without a path id only where a reference in its body can name nothing', () => {
+    const without = operations().filter(({ path, operation }) => !path.includes('{') && operation.responses['404']);
+    expect(without.map(({ method, path }) => `${method} ${path}`).sort()).toEqual([
+      'post /api/v1/tasks',
+      'post /api/v1/tasks/bulk',
+      'post /api/v1/tasks/move',
+    ]);
+  });
+
+  it('documents Location on every create of one resource', () => {
+    for (const [path, operationId] of [
+      ['/api/v1/tasks', 'createTask'],
+      ['/api/v1/sprints', 'createSprint'],
+      ['/api/v1/webhooks', 'createWebhook'],
+      ['/admin/v1/projects', 'createProject'],
+      ['/admin/v1/projects/{projectId}/members', 'createMember'],
+      ['/admin/v1/projects/{projectId}/labels', 'createLabel'],
+      ['/admin/v1/projects/{projectId}/keys', 'issueApiKey'],
+    ]) {
+      const operation = paths[path].post;
+      expect([operation.operationId, Object.keys(operation.responses['201'].headers ?? {})]).toEqual([
+        operationId,
+        expect.arrayContaining(['Location']),
+      ]);
+    }
   });
 
   it('tells the two bearer schemes apart, and calls neither a JWT', () => {
@@ -211,7 +274,7 @@ describe('OpenAPI document', () => {
       expect(paths[path].get.responses['401']).toBeUndefined();
     }
     const withoutKey = operations().filter(({ operation }) => !operation.security?.length);
-    expect(withoutKey.map(({ path }) => path).sort()).toEqual(['/health', '/metrics', '/ready']);
+    expect(withoutKey.map(({ path }) => path).sort()).toEqual(['/', '/health', '/metrics', '/ready']);
   });
 
   it('gives every operation a unique operationId that reads as a method name', () => {
@@ -479,7 +542,7 @@ describe('the 429 example', () => {
       let limited;
       for (let request = 0; request <= 10 && limited?.status !== 429; request++) limited = await project.api.get('/api/v1/members');
       expect(limited!.status).toBe(429);
-      const document = (await t.http.get('/docs/openapi.json').expect(200)).body;
+      const document = withAnswersResolved((await t.http.get('/docs/openapi.json').expect(200)).body);
       expect(document.paths['/api/v1/members'].get.responses['429'].content['application/problem+json'].example).toEqual(limited!.body);
       let adminLimited;
       for (let request = 0; request <= 10 && adminLimited?.status !== 429; request++) adminLimited = await asAdmin(t).get('/admin/v1/projects');
@@ -539,10 +602,10 @@ describe('the answer checker (test/support/openapi-contract.ts)', () => {
 
   it('fails a missing documented header, a header of the wrong type and an undocumented content type', () => {
     expect(contract.check(json(200, { members: [] }, { 'x-request-id': 'r' })).errors).toEqual([
+      expect.stringContaining('lacks the required header ETag'),
       expect.stringContaining('lacks the required header RateLimit-Limit'),
       expect.stringContaining('lacks the required header RateLimit-Remaining'),
       expect.stringContaining('lacks the required header RateLimit-Reset'),
-      expect.stringContaining('lacks the required header ETag'),
     ]);
     expect(contract.check(json(200, { members: [] }, { ...rateLimit, 'ratelimit-remaining': 'many' })).errors).toEqual([
       expect.stringContaining('header RateLimit-Remaining'),

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { asAdmin, createProject, createTask, KeyClient, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -169,6 +171,112 @@ describe('sprint reports (decisions.md section 19)', () => {
       ['2026-03-29', 2, 0],
       ['2026-03-30', 2, 0],
     ]);
+  });
+
+  describe('burndown days: cancelled, remaining, the ideal line and the days ahead (decisions.md section 26)', () => {
+    /** A Madrid calendar day, `days` from today. */
+    const madridDay = (days = 0) => new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Madrid' }).format(new Date(Date.now() + days * 86_400_000));
+    const burndown = async (project: TestProject, sprintId: string) =>
+      (await project.api.get(`/api/v1/sprints/${sprintId}/burndown`).expect(200)).body.days as TaskJson[];
+    /** An active sprint of `estimates` (one task each), its window `window`. */
+    async function activeSprint(project: TestProject, estimates: number[], window: { startDate?: string; endDate?: string } = {}) {
+      const s = (await project.api.post('/api/v1/sprints', { name: 'Burndown', ...window }).expect(201)).body.sprint;
+      const tasks = [];
+      for (const estimate of estimates) tasks.push(await createTask(project, { sprintId: s.id, estimate }));
+      await admin.post(`/admin/v1/sprints/${s.id}/activate`).expect(200);
+      return { sprint: s, tasks };
+    }
+
+    it('carries cancelled on every day, and remaining is the scope minus completed minus cancelled', async () => {
+      const project = await createProject(t, 'Burndown cancelled');
+      const { sprint: s, tasks } = await activeSprint(project, [1.5, 2, 3, 5]);
+      await project.api.patch(`/api/v1/tasks/${tasks[0].id}`, { status: 'done' }).expect(200);
+      await project.api.patch(`/api/v1/tasks/${tasks[1].id}`, { status: 'cancelled' }).expect(200);
+      await project.api.patch(`/api/v1/tasks/${tasks[2].id}`, { estimate: null, status: 'cancelled' }).expect(200);
+      const [today] = await burndown(project, s.id);
+      expect(today).toMatchObject({
+        date: madridDay(),
+        scope: tally(4, 8.5, 1),
+        completed: tally(1, 1.5, 0),
+        cancelled: tally(2, 2, 1),
+        remaining: tally(1, 5, 0),
+      });
+    });
+
+    it('draws the ideal line from the committed points on startDate to 0 on endDate, rounded to one decimal, null outside the window', async () => {
+      const project = await createProject(t, 'Burndown ideal');
+      const { sprint: s, tasks } = await activeSprint(project, [4, 6], { startDate: '2026-03-01', endDate: '2026-03-04' });
+      await createTask(project, { sprintId: s.id, estimate: 100 }); // added after activation: not committed
+      await project.api.patch(`/api/v1/tasks/${tasks[0].id}`, { status: 'done' }).expect(200);
+      await admin.post(`/admin/v1/sprints/${s.id}/close`, {}).expect(200);
+      // Activated the day before the window opens, closed the day after it ends (the clock cannot move: the times can).
+      await t.prisma.sprint.update({
+        where: { id: s.id },
+        data: { activatedAt: new Date('2026-02-28T09:00:00.000Z'), closedAt: new Date('2026-03-05T09:00:00.000Z') },
+      });
+      await t.prisma.sprintLedgerEntry.updateMany({ where: { sprintId: s.id }, data: { at: new Date('2026-02-28T09:00:00.000Z') } });
+      const days = await burndown(project, s.id);
+      expect(days.map((day) => [day.date, day.ideal])).toEqual([
+        ['2026-02-28', null],
+        ['2026-03-01', 10],
+        ['2026-03-02', 6.7],
+        ['2026-03-03', 3.3],
+        ['2026-03-04', 0],
+        ['2026-03-05', null],
+      ]);
+    });
+
+    it('lists the days after today up to endDate for an active sprint, their scope, completed, cancelled and remaining null', async () => {
+      const project = await createProject(t, 'Burndown ahead');
+      const { sprint: s, tasks } = await activeSprint(project, [3, 3], { startDate: madridDay(-1), endDate: madridDay(2) });
+      await project.api.patch(`/api/v1/tasks/${tasks[0].id}`, { status: 'done' }).expect(200);
+      const days = await burndown(project, s.id);
+      expect(days.map((day) => day.date)).toEqual([madridDay(), madridDay(1), madridDay(2)]);
+      expect(days[0]).toMatchObject({ scope: tally(2, 6, 0), completed: tally(1, 3, 0), remaining: tally(1, 3, 0), ideal: 4 });
+      for (const ahead of days.slice(1)) expect(ahead).toMatchObject({ scope: null, completed: null, cancelled: null, remaining: null });
+      expect(days.slice(1).map((day) => day.ideal)).toEqual([2, 0]);
+    });
+
+    it('answers ideal null on every day when the sprint lacks a startDate or an endDate, and lists no day ahead without an endDate', async () => {
+      const project = await createProject(t, 'Burndown no window');
+      for (const window of [{}, { startDate: madridDay(-3) }, { endDate: madridDay(3) }]) {
+        const { sprint: s } = await activeSprint(project, [2], window);
+        const days = await burndown(project, s.id);
+        expect(days.map((day) => day.ideal).every((ideal) => ideal === null)).toBe(true);
+        expect(days.map((day) => day.date)).toEqual(window.endDate ? [0, 1, 2, 3].map(madridDay) : [madridDay()]);
+        await admin.post(`/admin/v1/sprints/${s.id}/close`, {}).expect(200);
+      }
+    });
+
+    it('keeps a closed sprint’s burndown frozen: a window changed after the close moves no ideal point, and it lists no day ahead', async () => {
+      const project = await createProject(t, 'Burndown frozen');
+      const { sprint: s, tasks } = await activeSprint(project, [5, 5], { startDate: madridDay(-1), endDate: madridDay(5) });
+      await project.api.patch(`/api/v1/tasks/${tasks[1].id}`, { status: 'cancelled' }).expect(200);
+      await admin.post(`/admin/v1/sprints/${s.id}/close`, {}).expect(200);
+      const frozen = await project.api.get(`/api/v1/sprints/${s.id}/burndown`).expect(200);
+      expect(frozen.body.days.map((day: TaskJson) => day.date)).toEqual([madridDay()]);
+      expect(frozen.body.days[0]).toMatchObject({ cancelled: tally(1, 5, 0), remaining: tally(1, 5, 0) });
+      await project.api.patch(`/api/v1/sprints/${s.id}`, { startDate: madridDay(-10), endDate: madridDay(1) }).expect(200);
+      await project.api.patch(`/api/v1/tasks/${tasks[0].id}`, { status: 'done', estimate: 8 }).expect(200);
+      expect((await project.api.get(`/api/v1/sprints/${s.id}/burndown`).expect(200)).text).toBe(frozen.text);
+    });
+
+    it('gives a sprint closed before this release its new burndown once (cancelled apart, the ideal line on its window then), and never changes it again', async () => {
+      const project = await createProject(t, 'Burndown closed before');
+      const { sprint: s, tasks } = await activeSprint(project, [2, 2], { startDate: madridDay(-1), endDate: madridDay(1) });
+      await project.api.patch(`/api/v1/tasks/${tasks[0].id}`, { status: 'cancelled' }).expect(200);
+      await admin.post(`/admin/v1/sprints/${s.id}/close`, {}).expect(200);
+      // As the release finds it: closed by a version that kept no window at the close.
+      await t.prisma.sprint.update({ where: { id: s.id }, data: { closedStartDate: null, closedEndDate: null } });
+      const migration = readFileSync(path.join(__dirname, '../prisma/migrations/20261128021800_sprint_closed_window_backfill/migration.sql'), 'utf8');
+      await t.prisma.$executeRawUnsafe(migration);
+      const once = await project.api.get(`/api/v1/sprints/${s.id}/burndown`).expect(200);
+      expect(once.body.days).toEqual([
+        { date: madridDay(), scope: tally(2, 4, 0), completed: tally(0, 0, 0), cancelled: tally(1, 2, 0), remaining: tally(1, 2, 0), ideal: 2 },
+      ]);
+      await project.api.patch(`/api/v1/sprints/${s.id}`, { startDate: null, endDate: null }).expect(200);
+      expect((await project.api.get(`/api/v1/sprints/${s.id}/burndown`).expect(200)).text).toBe(once.text);
+    });
   });
 
   it('answers velocity over the last closed sprints, most recently closed first, with the mean of what they completed', async () => {

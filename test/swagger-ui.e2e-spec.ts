@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { createProject, TestProject } from './support/fixtures';
+import { AdminService } from '../src/admin/admin.service';
+import { ALL_PERMISSIONS } from '../src/auth/permissions';
+import { KeyClient, withKey } from './support/fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
 // Debian's chromium (CI installs it: .ci/run). playwright-core drives it; it downloads no browser of its own.
@@ -26,15 +28,19 @@ if (!hasChromium) {
 
 describeInBrowser(`Swagger UI at /docs, as a newcomer uses it in Chromium${hasChromium ? '' : ` (skipped: no ${CHROMIUM})`}`, () => {
   let t: TestApp;
-  let project: TestProject;
+  let project: { key: string; api: KeyClient };
   let baseUrl: string;
   let profile: string;
   let browser: BrowserContext;
   let page: Page;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
+    // Without ADMIN_TOKEN, as `npm start` runs by default: the project is set up in-process, as the demo's is.
+    t = await startTestApp({ adminToken: null });
+    const admin = t.app.get(AdminService);
+    const { project: created } = await admin.createProject({ name: 'Swagger UI' });
+    const { secret } = await admin.issueKey(created.id, { name: 'Browser', permissions: [...ALL_PERMISSIONS] });
+    project = { key: secret, api: withKey(t, secret) };
     await t.app.listen(0, '127.0.0.1');
     baseUrl = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     // A fresh profile: nothing remembered from another run (persistAuthorization keeps the key in it).
@@ -79,6 +85,15 @@ describeInBrowser(`Swagger UI at /docs, as a newcomer uses it in Chromium${hasCh
     expect(await page.evaluate("localStorage.getItem('authorized')")).toContain(project.key);
   });
 
+  it('offers only the api-key scheme in Authorize when the document has no admin operation (ADMIN_TOKEN unset)', async () => {
+    await page.goto(`${baseUrl}/docs`);
+    await page.locator('#operations-tasks-listTasks').waitFor();
+    await page.locator('button.authorize').first().click();
+    const schemes = await page.locator('.modal-ux .auth-container h4').allInnerTexts();
+    expect(schemes.map((text) => text.trim().split(/\s/)[0])).toEqual(['api-key']);
+    await page.locator('.modal-ux button.btn-done').first().click();
+  });
+
   it('lists tasks on the first Execute, with no filter filled in', async () => {
     await project.api.post('/api/v1/tasks', { title: 'Already there' }).expect(201);
     const { status, body } = await tryItOut('operations-tasks-listTasks');
@@ -106,6 +121,22 @@ describeInBrowser(`Swagger UI at /docs, as a newcomer uses it in Chromium${hasCh
     expect((feed.body as { events: { type: string }[] }).events.map((event) => event.type)).toEqual(
       expect.arrayContaining(['task.created', 'task.updated', 'task.deleted', 'sprint.created']),
     );
+  });
+
+  it('shows GET /api/v1/tasks expanded in under 2 500 px: each error status once, short, only those it can give', async () => {
+    await page.goto(`${baseUrl}/docs`);
+    const block = page.locator('#operations-tasks-listTasks');
+    await block.waitFor();
+    if (!(await block.locator('.opblock-body').isVisible())) await block.locator('.opblock-summary').first().click();
+    await block.locator('.responses-table').first().waitFor();
+    const { height } = (await block.boundingBox())!;
+    const statuses = await block
+      .locator('.responses-table > tbody > tr.response')
+      .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-code')));
+    expect(statuses).toEqual([...new Set(statuses)]);
+    expect(statuses).not.toContain('413');
+    expect(statuses).not.toContain('415');
+    expect(height).toBeLessThan(2500);
   });
 
   it('shows assigneeId as one string type, not a union of three', async () => {

@@ -70,13 +70,16 @@ describe('typed TypeScript client (clients/typescript)', () => {
     const [ada] = project.members;
     const titles = ['First', 'With, a comma', 'With "quotes"', 'Fourth', 'Fifth'];
     const tasks = [];
-    for (const title of titles) tasks.push(await createTask(project, { title, assigneeId: ada.membershipId, labelIds: [project.labels[0].id] }));
+    for (const [i, title] of titles.entries()) {
+      const estimate = [3, 0.5, null, 13, null][i];
+      tasks.push(await createTask(project, { title, assigneeId: ada.membershipId, labelIds: [project.labels[0].id], estimate }));
+    }
     const before = t.answers.counts.operation;
 
     const { stdout } = await runExample({ TASKS_API_KEY: project.key, TASKS_PAGE_SIZE: '2' });
 
     const lines = stdout.split('\r\n');
-    expect(lines[0]).toBe('id,title,status,priority,assignee,sprint,labels,dueDate,blocked,createdAt,updatedAt');
+    expect(lines[0]).toBe('id,title,status,priority,assignee,sprint,labels,dueDate,estimate,rank,blocked,createdAt,updatedAt');
     expect(lines.slice(1, -1)).toEqual(
       [...tasks]
         .reverse()
@@ -90,6 +93,8 @@ describe('typed TypeScript client (clients/typescript)', () => {
             '',
             'bug',
             '',
+            task.estimate === null ? '' : String(task.estimate),
+            task.rank,
             'false',
             task.createdAt,
             task.updatedAt,

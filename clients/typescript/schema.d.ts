@@ -21,6 +21,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The service's name and version, where its documentation and probes are, and whether the admin interface is on
+     * @description The service's name and version, where its documentation and probes are, and whether the admin interface is on: the first URL a person opens.
+     */
+    get: operations['getServiceIndex'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/health': {
     parameters: {
       query?: never;
@@ -360,7 +380,7 @@ export interface paths {
     put?: never;
     /**
      * Creates a sprint
-     * @description Creates a sprint; it starts planned.
+     * @description Creates a sprint; it starts planned. Answers it, with its address in Location.
      */
     post: operations['createSprint'];
     delete?: never;
@@ -425,8 +445,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The sprint's scope, completed and remaining work at the end of each Madrid day since its activation
-     * @description The sprint's scope, completed and remaining work at the end of each Madrid day since its activation.
+     * The sprint's scope, completed, cancelled and remaining work at the end of each Madrid day since its activation, with the ideal line
+     * @description The sprint's scope, completed, cancelled and remaining work at the end of each Madrid day since its activation, with the ideal line; for an active sprint, the days ahead up to its endDate too.
      */
     get: operations['getSprintBurndown'];
     put?: never;
@@ -664,9 +684,29 @@ export interface paths {
     put?: never;
     /**
      * Creates a project
-     * @description Creates a project.
+     * @description Creates a project; its address is in Location.
      */
     post: operations['createProject'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/v1/projects/{projectId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One project
+     * @description One project: what a project's create answers, at the address its Location names.
+     */
+    get: operations['getProject'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -841,6 +881,55 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    ServiceLinksDto: {
+      /**
+       * @description The Swagger UI: every endpoint, tried in the browser.
+       * @example /docs
+       */
+      docs: string;
+      /**
+       * @description The OpenAPI 3.1 document.
+       * @example /docs/openapi.json
+       */
+      openapi: string;
+      /**
+       * @description Liveness.
+       * @example /health
+       */
+      health: string;
+      /**
+       * @description Readiness: the database answers.
+       * @example /ready
+       */
+      ready: string;
+      /**
+       * @description The API, with a project key.
+       * @example /api/v1
+       */
+      api: string;
+    };
+    AdminInterfaceStateDto: {
+      /** @example /admin/v1 */
+      path: string;
+      /** @description Whether /admin/v1 is served: only when the server was started with ADMIN_TOKEN. */
+      enabled: boolean;
+      /** @description What it does, and how to turn it on while it is off. */
+      description: string;
+    };
+    ServiceIndexDto: {
+      /**
+       * @description The service's name.
+       * @example task-planning-service
+       */
+      name: string;
+      /**
+       * @description The service's version (the API's is in its paths: /api/v1).
+       * @example 0.1.0
+       */
+      version: string;
+      links: components['schemas']['ServiceLinksDto'];
+      adminInterface: components['schemas']['AdminInterfaceStateDto'];
+    };
     HealthDto: {
       /**
        * @description `ok` from /health, `ready` from /ready
@@ -882,6 +971,7 @@ export interface components {
         | 'unauthenticated'
         | 'insufficient_permission'
         | 'not_found'
+        | 'method_not_allowed'
         | 'conflict'
         | 'dependency_cycle'
         | 'dependency_exists'
@@ -908,8 +998,15 @@ export interface components {
        */
       requiredPermission?:
         'tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate';
+      /**
+       * Format: uuid
+       * @description Present on the 409 of an activation while another sprint is active: that sprint.
+       */
+      activeSprintId?: string;
       /** @description Present for field-level problems. */
       errors?: components['schemas']['FieldErrorDto'][];
+      /** @description Present (true) on the 404 of a live-task endpoint when the task is in the trash: POST /api/v1/trash/{taskId}/restore brings it back. */
+      inTrash?: boolean;
     };
     MemberDto: {
       /** Format: uuid */
@@ -1386,14 +1483,25 @@ export interface components {
        * @description A Madrid calendar day, YYYY-MM-DD.
        */
       date: string;
-      /** @description The scope at the end of that day (today: now; the close day: at the close, before its open tasks moved out). */
-      scope: components['schemas']['TallyDto'];
-      completed: components['schemas']['TallyDto'];
-      /** @description The scope minus what is completed. */
-      remaining: components['schemas']['TallyDto'];
+      /** @description The scope at the end of that day (today: now; the close day: at the close, before its open tasks moved out); null on a day ahead. */
+      scope: components['schemas']['TallyDto'] | null;
+      /** @description Tasks of the scope that are done; null on a day ahead. */
+      completed: components['schemas']['TallyDto'] | null;
+      /** @description Tasks of the scope that are cancelled; null on a day ahead. */
+      cancelled: components['schemas']['TallyDto'] | null;
+      /** @description The scope minus what is completed and what is cancelled (finished work is not remaining); null on a day ahead. */
+      remaining: components['schemas']['TallyDto'] | null;
+      /**
+       * @description Points on the ideal line: from the committed points on startDate to 0 on endDate, rounded to
+       *     one decimal; null outside that window, or when the sprint lacks a startDate or an endDate.
+       */
+      ideal: number | null;
     };
     BurndownDto: {
-      /** @description From the activation day to the close day (or today), oldest first. */
+      /**
+       * @description From the activation day to the close day (or today), oldest first; for an active sprint, then
+       *     the days after today up to its endDate, with null tallies. A closed sprint's is frozen.
+       */
       days: components['schemas']['BurndownDayDto'][];
     };
     UpdateSprintDto: {
@@ -1607,6 +1715,7 @@ export interface components {
         | 'unauthenticated'
         | 'insufficient_permission'
         | 'not_found'
+        | 'method_not_allowed'
         | 'conflict'
         | 'dependency_cycle'
         | 'dependency_exists'
@@ -1633,8 +1742,15 @@ export interface components {
        */
       requiredPermission?:
         'tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate';
+      /**
+       * Format: uuid
+       * @description Present on the 409 of an activation while another sprint is active: that sprint.
+       */
+      activeSprintId?: string;
       /** @description Present for field-level problems. */
       errors?: components['schemas']['FieldErrorDto'][];
+      /** @description Present (true) on the 404 of a live-task endpoint when the task is in the trash: POST /api/v1/trash/{taskId}/restore brings it back. */
+      inTrash?: boolean;
       /** @description With `after` beyond the end (validation_failed): the project's last sequence, where a reader may start. */
       lastSequence?: number;
     };
@@ -1950,31 +2066,245 @@ export interface components {
       moveOpenTasksTo?: string | null;
     };
   };
-  responses: never;
+  responses: {
+    /** @description `unknown_field`: an unknown query parameter, or a body sent to a route that takes none */
+    UnknownParameter: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Bad Request",
+         *       "status": 400,
+         *       "detail": "colour is not a field of this request",
+         *       "code": "unknown_field",
+         *       "errors": [
+         *         {
+         *           "field": "colour",
+         *           "message": "is not a field of this request"
+         *         }
+         *       ]
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `unauthenticated`: no key, not a Bearer key, or an unknown or revoked key */
+    Unauthenticated: {
+      headers: {
+        'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Unauthorized",
+         *       "status": 401,
+         *       "detail": "Send your key as Authorization: Bearer <key>",
+         *       "code": "unauthenticated"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `unauthenticated`: not the ADMIN_TOKEN (project keys are refused here) */
+    AdminUnauthenticated: {
+      headers: {
+        'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Unauthorized",
+         *       "status": 401,
+         *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
+         *       "code": "unauthenticated"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `payload_too_large`: the body is larger than 1 MiB */
+    PayloadTooLarge: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Payload Too Large",
+         *       "status": 413,
+         *       "detail": "The body is larger than 1048576 bytes",
+         *       "code": "payload_too_large"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `unsupported_media_type`: the body is not application/json */
+    UnsupportedMediaType: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Unsupported Media Type",
+         *       "status": 415,
+         *       "detail": "The body must be JSON sent as Content-Type: application/json",
+         *       "code": "unsupported_media_type"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `idempotency_key_reused`: this Idempotency-Key was used for another method, path or body */
+    IdempotencyKeyReused: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Unprocessable Entity",
+         *       "status": 422,
+         *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
+         *       "code": "idempotency_key_reused"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `rate_limited`: over the rate limit of the key (or of the client address, without a live key); see Retry-After */
+    RateLimited: {
+      headers: {
+        'Retry-After': components['headers']['Retry-After'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Too Many Requests",
+         *       "status": 429,
+         *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
+         *       "code": "rate_limited"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `rate_limited`: over the rate limit of the client address; see Retry-After */
+    AdminRateLimited: {
+      headers: {
+        'Retry-After': components['headers']['Retry-After'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Too Many Requests",
+         *       "status": 429,
+         *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
+         *       "code": "rate_limited"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `internal`: an unexpected error; the body says nothing of its cause, the log everything */
+    Internal: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Internal Server Error",
+         *       "status": 500,
+         *       "detail": "An unexpected error occurred; it has been logged",
+         *       "code": "internal"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `database_unavailable`: the database is unreachable; retry after Retry-After */
+    DatabaseUnavailable: {
+      headers: {
+        'Retry-After': components['headers']['Retry-After'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Service Unavailable",
+         *       "status": 503,
+         *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
+         *       "code": "database_unavailable"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description `precondition_failed`: If-Match does not name the current version; ETag gives the current one */
+    PreconditionFailed: {
+      headers: {
+        ETag: components['headers']['ETag'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Precondition Failed",
+         *       "status": 412,
+         *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
+         *       "code": "precondition_failed"
+         *     }
+         */
+        'application/problem+json': components['schemas']['ProblemDto'];
+      };
+    };
+    /** @description Not Modified: the copy named by If-None-Match is current; no body */
+    NotModified: {
+      headers: {
+        ETag: components['headers']['ETag'];
+        [name: string]: unknown;
+      };
+      content?: never;
+    };
+  };
   parameters: never;
   requestBodies: never;
   headers: {
-    /** @description The request's id: the client's own X-Request-Id when it sent a sensible one, else one made for it. Logs name it. */
-    'X-Request-Id': string;
-    /** @description Requests allowed per minute (RATE_LIMIT_PER_MINUTE) per key; per client address for the admin interface and for requests without a live key */
-    'RateLimit-Limit': number;
-    /** @description Requests left in the current window */
-    'RateLimit-Remaining': number;
-    /** @description Seconds until the window resets */
-    'RateLimit-Reset': number;
     /** @description Seconds to wait before retrying */
     'Retry-After': number;
     /** @description Always `Bearer` */
     'WWW-Authenticate': 'Bearer';
     /** @description On idempotency_in_progress: seconds to wait before retrying (1) */
     'Retry-After-When-In-Progress': number;
-    /** @description A strong entity tag: a hash of the body bytes, the same as the GET of the resource answers. Send it back as If-None-Match or If-Match. */
+    /** @description Strong entity tag of the body (as its GET answers it): send it back as If-None-Match or If-Match */
     ETag: string;
     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key, replayed byte for byte */
     'Idempotent-Replayed': 'true';
   };
   pathItems: never;
 }
+export type ServiceLinksDto = components['schemas']['ServiceLinksDto'];
+export type AdminInterfaceStateDto = components['schemas']['AdminInterfaceStateDto'];
+export type ServiceIndexDto = components['schemas']['ServiceIndexDto'];
 export type HealthDto = components['schemas']['HealthDto'];
 export type FieldErrorDto = components['schemas']['FieldErrorDto'];
 export type ProblemDto = components['schemas']['ProblemDto'];
@@ -2055,10 +2385,18 @@ export type IssuedApiKeyDto = components['schemas']['IssuedApiKeyDto'];
 export type ListedApiKeyDto = components['schemas']['ListedApiKeyDto'];
 export type ApiKeyListDto = components['schemas']['ApiKeyListDto'];
 export type CloseSprintDto = components['schemas']['CloseSprintDto'];
-export type HeaderXRequestId = components['headers']['X-Request-Id'];
-export type HeaderRateLimitLimit = components['headers']['RateLimit-Limit'];
-export type HeaderRateLimitRemaining = components['headers']['RateLimit-Remaining'];
-export type HeaderRateLimitReset = components['headers']['RateLimit-Reset'];
+export type ResponseUnknownParameter = components['responses']['UnknownParameter'];
+export type ResponseUnauthenticated = components['responses']['Unauthenticated'];
+export type ResponseAdminUnauthenticated = components['responses']['AdminUnauthenticated'];
+export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
+export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
+export type ResponseIdempotencyKeyReused = components['responses']['IdempotencyKeyReused'];
+export type ResponseRateLimited = components['responses']['RateLimited'];
+export type ResponseAdminRateLimited = components['responses']['AdminRateLimited'];
+export type ResponseInternal = components['responses']['Internal'];
+export type ResponseDatabaseUnavailable = components['responses']['DatabaseUnavailable'];
+export type ResponsePreconditionFailed = components['responses']['PreconditionFailed'];
+export type ResponseNotModified = components['responses']['NotModified'];
 export type HeaderRetryAfter = components['headers']['Retry-After'];
 export type HeaderWwwAuthenticate = components['headers']['WWW-Authenticate'];
 export type HeaderRetryAfterWhenInProgress = components['headers']['Retry-After-When-In-Progress'];
@@ -2078,95 +2416,36 @@ export interface operations {
       /** @description Prometheus text exposition format 0.0.4 */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
           'text/plain': string;
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
+      400: components['responses']['UnknownParameter'];
+      500: components['responses']['Internal'];
+    };
+  };
+  getServiceIndex: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
+          'application/json': components['schemas']['ServiceIndexDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      400: components['responses']['UnknownParameter'];
+      500: components['responses']['Internal'];
     };
   };
   checkHealth: {
@@ -2181,95 +2460,14 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['HealthDto'];
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      400: components['responses']['UnknownParameter'];
+      500: components['responses']['Internal'];
     };
   };
   checkReadiness: {
@@ -2284,99 +2482,17 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['HealthDto'];
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      400: components['responses']['UnknownParameter'];
+      500: components['responses']['Internal'];
       /** @description Shutting down, or the database does not answer (service_unavailable) */
       503: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -2398,7 +2514,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -2409,10 +2525,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -2420,185 +2532,19 @@ export interface operations {
           'application/json': components['schemas']['MemberListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listLabels: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -2609,10 +2555,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -2620,178 +2562,12 @@ export interface operations {
           'application/json': components['schemas']['LabelListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listTasks: {
@@ -2813,11 +2589,11 @@ export interface operations {
         dueAfter?: string;
         /** @description dueDate on or before this day (YYYY-MM-DD, e.g. `2026-12-31`); tasks without due date never match. */
         dueBefore?: string;
-        /** @description `created` (default): newest first, as the specification orders tasks; `rank`: the backlog order, top first. */
+        /** @description `created`: newest first, the specification's order; `rank`: the backlog order, top first. */
         sort?: 'created' | 'rank';
         /** @description `true`: only tasks with an estimate; `false`: only tasks without one. */
         estimated?: 'true' | 'false';
-        /** @description Tasks whose updatedAt is at or after this instant (ISO 8601 with Z or an offset, e.g. `2026-11-22T10:00:00.000Z`), for sync jobs. */
+        /** @description updatedAt at or after this instant (ISO 8601 with Z or an offset, e.g. `2026-11-22T10:00:00.000Z`): for sync jobs. */
         updatedSince?: string;
         /** @description A membershipId (a uuid, GET /api/v1/members), or `none` for tasks without assignee. */
         assigneeId?: string;
@@ -2827,7 +2603,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -2838,10 +2614,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -2849,25 +2621,10 @@ export interface operations {
           'application/json': components['schemas']['TaskListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
+      304: components['responses']['NotModified'];
       /** @description An invalid filter, limit or cursor, or an unknown query parameter */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2889,138 +2646,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createTask: {
@@ -3042,12 +2671,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          /** @description The new task: /api/v1/tasks/{taskId} */
+          /** @description The new resource: /api/v1/tasks/{taskId} */
           Location: string;
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -3058,10 +2683,6 @@ export interface operations {
       /** @description Invalid or unknown field, or parentId names a subtask (nesting_too_deep); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3083,36 +2704,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:create permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3132,10 +2727,6 @@ export interface operations {
       /** @description assigneeId, labelIds, sprintId or parentId is not in this project, or the sprint is closed */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3144,12 +2735,12 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Not Found",
            *       "status": 404,
-           *       "detail": "Sprint not found",
+           *       "detail": "Sprint not found: sprintId is not a sprint of this project that accepts tasks; GET /api/v1/sprints lists them",
            *       "code": "not_found",
            *       "errors": [
            *         {
            *           "field": "sprintId",
-           *           "message": "is not a sprint of this project that accepts tasks"
+           *           "message": "is not a sprint of this project that accepts tasks; GET /api/v1/sprints lists them"
            *         }
            *       ]
            *     }
@@ -3160,10 +2751,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -3180,137 +2767,12 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   bulkCreateTasks: {
@@ -3332,10 +2794,6 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -3346,10 +2804,6 @@ export interface operations {
       /** @description An invalid item: errors[].field names it, as tasks[3].title; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3371,36 +2825,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:create permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3420,10 +2848,6 @@ export interface operations {
       /** @description An item refers to something not in this project: errors[].field names it, as tasks[3].sprintId */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3432,12 +2856,12 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Not Found",
            *       "status": 404,
-           *       "detail": "Sprint not found",
+           *       "detail": "Sprint not found: tasks[0].sprintId is not a sprint of this project that accepts tasks; GET /api/v1/sprints lists them",
            *       "code": "not_found",
            *       "errors": [
            *         {
            *           "field": "tasks[0].sprintId",
-           *           "message": "is not a sprint of this project that accepts tasks"
+           *           "message": "is not a sprint of this project that accepts tasks; GET /api/v1/sprints lists them"
            *         }
            *       ]
            *     }
@@ -3448,10 +2872,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -3468,137 +2888,12 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   moveTasks: {
@@ -3620,10 +2915,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -3634,10 +2925,6 @@ export interface operations {
       /** @description Not exactly one of before, after and to; a task twice; a place among the tasks moved; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3659,36 +2946,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:edit permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3708,10 +2969,6 @@ export interface operations {
       /** @description A task, or the task to place them against, is not a live task of this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3730,10 +2987,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -3750,144 +3003,19 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getTask: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -3901,10 +3029,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -3912,76 +3036,12 @@ export interface operations {
           'application/json': components['schemas']['TaskResponseDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such task in this project, or it is in the trash */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3997,115 +3057,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   trashTask: {
@@ -4128,22 +3082,14 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4165,36 +3111,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:delete permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4214,10 +3134,6 @@ export interface operations {
       /** @description No such live task in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4236,10 +3152,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -4256,160 +3168,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   updateTask: {
@@ -4436,10 +3199,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
@@ -4451,10 +3210,6 @@ export interface operations {
       /** @description Empty body, invalid or unknown field, or parentId (read-only); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4476,36 +3231,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:edit permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4525,10 +3254,6 @@ export interface operations {
       /** @description No such live task, or a referenced id is not in this project, or the sprint is closed */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4547,10 +3272,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -4567,160 +3288,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   moveTask: {
@@ -4747,10 +3321,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -4761,10 +3331,6 @@ export interface operations {
       /** @description Not exactly one of before, after and to, or the task itself as the place; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4786,36 +3352,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:edit permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4835,10 +3375,6 @@ export interface operations {
       /** @description The task, or the task to place it against, is not a live task of this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -4857,10 +3393,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -4877,160 +3409,13 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   addDependency: {
@@ -5055,10 +3440,6 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -5069,10 +3450,6 @@ export interface operations {
       /** @description A task cannot be blocked by itself; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5094,36 +3471,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:edit permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5143,10 +3494,6 @@ export interface operations {
       /** @description Either task is not a live task of this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5165,10 +3512,6 @@ export interface operations {
       /** @description dependency_exists, or dependency_cycle when it would close a cycle; or a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -5185,137 +3528,12 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   removeDependency: {
@@ -5338,22 +3556,14 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5375,36 +3585,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:edit permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5424,10 +3608,6 @@ export interface operations {
       /** @description No such dependency between live tasks of this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5446,10 +3626,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -5466,137 +3642,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listTaskHistory: {
@@ -5608,7 +3657,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -5622,10 +3671,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -5633,25 +3678,10 @@ export interface operations {
           'application/json': components['schemas']['HistoryPageDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
+      304: components['responses']['NotModified'];
       /** @description Invalid limit or cursor, or an unknown query parameter */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5673,36 +3703,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description No such live task in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5718,115 +3722,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listComments: {
@@ -5838,7 +3736,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -5852,10 +3750,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -5863,25 +3757,10 @@ export interface operations {
           'application/json': components['schemas']['CommentListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
+      304: components['responses']['NotModified'];
       /** @description An invalid limit or cursor, or an unknown query parameter */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5903,36 +3782,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description No such live task in this project (a task in the trash included) */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -5948,115 +3801,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createComment: {
@@ -6083,10 +3830,6 @@ export interface operations {
         headers: {
           /** @description The new comment: /api/v1/tasks/{taskId}/comments/{commentId} */
           Location: string;
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -6097,10 +3840,6 @@ export interface operations {
       /** @description Invalid or unknown field; a mention of someone who is not a member, or of more than 50 members (validation_failed naming body); parentId names a reply (nesting_too_deep); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6122,36 +3861,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the comments:write permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6171,10 +3884,6 @@ export interface operations {
       /** @description No such live task in this project, or parentId is not a comment of this task */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6193,10 +3902,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -6213,144 +3918,19 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getComment: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -6366,10 +3946,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -6377,76 +3953,12 @@ export interface operations {
           'application/json': components['schemas']['CommentResponseDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such live task in this project, or no such comment of it */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6462,115 +3974,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   deleteComment: {
@@ -6595,22 +4001,14 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6632,36 +4030,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the comments:write and the content:moderate permissions; or the comment was written with another key and this one lacks content:moderate (requiredPermission: content:moderate) */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6681,10 +4053,6 @@ export interface operations {
       /** @description No such live task in this project, or no such comment of it (a tombstone included) */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6703,10 +4071,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -6723,160 +4087,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   updateComment: {
@@ -6905,10 +4120,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
@@ -6920,10 +4131,6 @@ export interface operations {
       /** @description Empty body, invalid or unknown field, parentId (read-only), or a mention of someone who is not a member (validation_failed naming body); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6945,36 +4152,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the comments:write and the content:moderate permissions; or the comment was written with another key and this one lacks content:moderate (requiredPermission: content:moderate) */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -6994,10 +4175,6 @@ export interface operations {
       /** @description No such live task in this project, or no such comment of it (a tombstone included) */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7016,10 +4193,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -7036,167 +4209,20 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listCommentRevisions: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -7212,10 +4238,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -7223,76 +4245,12 @@ export interface operations {
           'application/json': components['schemas']['CommentRevisionListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such live task in this project, or no such comment of it */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7308,122 +4266,16 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listSprints: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -7434,10 +4286,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -7445,178 +4293,12 @@ export interface operations {
           'application/json': components['schemas']['SprintListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createSprint: {
@@ -7638,10 +4320,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          /** @description The new resource: /api/v1/sprints/{sprintId} */
+          Location: string;
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -7652,10 +4332,6 @@ export interface operations {
       /** @description Invalid or unknown field, status sent (read_only_field), or endDate before startDate (invalid_date_window); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7677,36 +4353,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the sprints:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7726,10 +4376,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -7746,144 +4392,19 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getSprint: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -7897,10 +4418,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -7908,76 +4425,12 @@ export interface operations {
           'application/json': components['schemas']['SprintResponseDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such sprint in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -7993,115 +4446,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   deleteSprint: {
@@ -8124,22 +4471,14 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8161,36 +4500,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the sprints:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8210,10 +4523,6 @@ export interface operations {
       /** @description No such sprint in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8232,10 +4541,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -8252,160 +4557,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   updateSprint: {
@@ -8432,10 +4588,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
@@ -8447,10 +4599,6 @@ export interface operations {
       /** @description Empty body, invalid or unknown field, status sent, or a resulting endDate before startDate; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8472,36 +4620,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the sprints:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8521,10 +4643,6 @@ export interface operations {
       /** @description No such sprint in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8543,10 +4661,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -8563,167 +4677,20 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description If-Match does not name the current version (precondition_failed); ETag gives the current one */
-      412: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Precondition Failed",
-           *       "status": 412,
-           *       "detail": "If-Match does not name the current version of this resource: read it again (its ETag is in this answer)",
-           *       "code": "precondition_failed"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      412: components['responses']['PreconditionFailed'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getSprintReport: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -8737,10 +4704,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -8748,76 +4711,12 @@ export interface operations {
           'application/json': components['schemas']['SprintReportResponseDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such sprint in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -8833,122 +4732,16 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getSprintBurndown: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -8962,10 +4755,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -8973,76 +4762,12 @@ export interface operations {
           'application/json': components['schemas']['BurndownDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such sprint in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9061,10 +4786,6 @@ export interface operations {
       /** @description The sprint is planned: its burndown starts at its activation */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9080,115 +4801,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getVelocity: {
@@ -9198,7 +4813,7 @@ export interface operations {
         last?: number;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -9209,10 +4824,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -9220,178 +4831,12 @@ export interface operations {
           'application/json': components['schemas']['VelocityDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listTrash: {
@@ -9403,7 +4848,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -9414,10 +4859,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -9425,178 +4866,12 @@ export interface operations {
           'application/json': components['schemas']['TrashListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   restoreTask: {
@@ -9617,10 +4892,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -9628,13 +4899,9 @@ export interface operations {
           'application/json': components['schemas']['TaskResponseDto'];
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9656,36 +4923,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:delete permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9705,10 +4946,6 @@ export interface operations {
       /** @description No such task in the trash of this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9727,10 +4964,6 @@ export interface operations {
       /** @description A subtask whose parent is still in the trash; or a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -9747,137 +4980,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   purgeTask: {
@@ -9898,22 +5004,14 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9935,36 +5033,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the tasks:delete permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -9984,10 +5056,6 @@ export interface operations {
       /** @description No such task in the trash (a live task is not in the trash) */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10006,10 +5074,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -10026,137 +5090,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listEvents: {
@@ -10172,7 +5109,7 @@ export interface operations {
         types?: string;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -10183,10 +5120,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -10194,25 +5127,10 @@ export interface operations {
           'application/json': components['schemas']['EventFeedDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
+      304: components['responses']['NotModified'];
       /** @description An invalid query parameter; or `after` beyond the end of the feed (validation_failed naming it, with `lastSequence`, where a reader may start) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10234,36 +5152,10 @@ export interface operations {
           'application/problem+json': components['schemas']['EventFeedProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description Events after the position were removed by EVENT_RETENTION_DAYS (events_expired): resynchronise from the lists */
       410: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10279,115 +5171,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   streamEvents: {
@@ -10417,10 +5203,6 @@ export interface operations {
           'Cache-Control': 'private, no-cache';
           /** @description Tells nginx not to buffer it */
           'X-Accel-Buffering': 'no';
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10430,10 +5212,6 @@ export interface operations {
       /** @description An invalid query parameter; or `after` beyond the end of the feed (validation_failed naming it, with `lastSequence`, where a reader may start); or a Last-Event-ID that is not a sequence number, or beyond the end */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10455,36 +5233,10 @@ export interface operations {
           'application/problem+json': components['schemas']['EventFeedProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description Events after the position were removed by EVENT_RETENTION_DAYS (events_expired): resynchronise from the lists */
       410: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10500,58 +5252,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
       /** @description Over the rate limit of the key, or the key already holds 10 open streams (across instances with REDIS_URL, else on this one) (rate_limited); see Retry-After */
       429: {
         headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10567,55 +5270,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listWebhooks: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path?: never;
@@ -10626,10 +5289,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -10637,178 +5296,12 @@ export interface operations {
           'application/json': components['schemas']['WebhookListDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createWebhook: {
@@ -10830,10 +5323,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          /** @description The new resource: /api/v1/webhooks/{webhookId} */
+          Location: string;
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -10844,10 +5335,6 @@ export interface operations {
       /** @description Invalid or unknown field, an unknown event type, or invalid_webhook_url: not https://, or the host is or resolves to a loopback, private, link-local or other non-public address; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10869,36 +5356,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the webhooks:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -10918,10 +5379,6 @@ export interface operations {
       /** @description The project already has 20 webhooks; or a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -10938,144 +5395,19 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   getWebhook: {
     parameters: {
       query?: never;
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -11089,10 +5421,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -11100,76 +5428,12 @@ export interface operations {
           'application/json': components['schemas']['WebhookResponseDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
       /** @description No such webhook in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11185,115 +5449,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   deleteWebhook: {
@@ -11314,22 +5472,14 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11351,36 +5501,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the webhooks:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11400,10 +5524,6 @@ export interface operations {
       /** @description No such webhook in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11422,10 +5542,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -11442,137 +5558,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   updateWebhook: {
@@ -11597,10 +5586,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
@@ -11612,10 +5597,6 @@ export interface operations {
       /** @description Empty body, invalid or unknown field, an unknown event type, or invalid_webhook_url: not https://, or the host is or resolves to a loopback, private, link-local or other non-public address; or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11637,36 +5618,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the webhooks:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11686,10 +5641,6 @@ export interface operations {
       /** @description No such webhook in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11708,10 +5659,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -11728,137 +5675,12 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listWebhookDeliveries: {
@@ -11870,7 +5692,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The ETag of the copy the client has (or a list of them, or *): 304 with no body while it is current */
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
         'If-None-Match'?: string;
       };
       path: {
@@ -11884,10 +5706,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           ETag: components['headers']['ETag'];
           [name: string]: unknown;
         };
@@ -11895,25 +5713,10 @@ export interface operations {
           'application/json': components['schemas']['WebhookDeliveryPageDto'];
         };
       };
-      /** @description Not Modified: the copy named by If-None-Match is current; no body */
-      304: {
-        headers: {
-          ETag: components['headers']['ETag'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
+      304: components['responses']['NotModified'];
       /** @description Invalid limit or cursor, or an unknown query parameter */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11935,36 +5738,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description No such webhook in this project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -11980,115 +5757,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   redeliverWebhookDelivery: {
@@ -12111,10 +5782,6 @@ export interface operations {
       /** @description Accepted */
       202: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
@@ -12122,13 +5789,9 @@ export interface operations {
           'application/json': components['schemas']['WebhookDeliveryResponseDto'];
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12150,36 +5813,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description No key, not a Bearer key, or an unknown or revoked key (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "Send your key as Authorization: Bearer <key>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description The key lacks the webhooks:manage permission */
       403: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12199,10 +5836,6 @@ export interface operations {
       /** @description No such webhook in this project, or no such delivery of it */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12221,10 +5854,6 @@ export interface operations {
       /** @description The webhook is disabled: enable it first; or a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After-When-In-Progress'];
           [name: string]: unknown;
         };
@@ -12241,137 +5870,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description This Idempotency-Key was used for another request: another method, path or body (idempotency_key_reused) */
-      422: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unprocessable Entity",
-           *       "status": 422,
-           *       "detail": "This Idempotency-Key was used for another request (method, path or body differ): use a new key for a new request",
-           *       "code": "idempotency_key_reused"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the key, or of the client address for requests without a live key (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests for this key; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listProjects: {
@@ -12386,10 +5888,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12399,10 +5897,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12424,138 +5918,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createProject: {
@@ -12574,10 +5940,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          /** @description The new resource: /admin/v1/projects/{projectId} */
+          Location: string;
           [name: string]: unknown;
         };
         content: {
@@ -12587,10 +5951,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12612,36 +5972,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12657,115 +5991,80 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
+    };
+  };
+  getProject: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The project's id */
+        projectId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ProjectResponseDto'];
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
           /**
            * @example {
            *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
+      401: components['responses']['AdminUnauthenticated'];
+      /** @description No such project */
+      404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           /**
            * @example {
            *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Project not found",
+           *       "code": "not_found"
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createMember: {
@@ -12787,10 +6086,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          /** @description The new resource: /admin/v1/members/{membershipId} */
+          Location: string;
           [name: string]: unknown;
         };
         content: {
@@ -12800,10 +6097,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12825,36 +6118,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12873,10 +6140,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -12892,115 +6155,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   updateMember: {
@@ -13022,10 +6181,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13035,10 +6190,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13060,36 +6211,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such member */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13108,10 +6233,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13127,115 +6248,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   createLabel: {
@@ -13257,10 +6274,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          /** @description The new resource: /admin/v1/labels/{labelId} */
+          Location: string;
           [name: string]: unknown;
         };
         content: {
@@ -13270,10 +6285,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13295,36 +6306,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13343,10 +6328,6 @@ export interface operations {
       /** @description The project has a label of that name; or a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13362,115 +6343,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   updateLabel: {
@@ -13492,10 +6369,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13505,10 +6378,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13530,36 +6399,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such label */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13578,10 +6421,6 @@ export interface operations {
       /** @description The project has another label of that name; or a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13597,115 +6436,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   listApiKeys: {
@@ -13723,10 +6458,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13736,10 +6467,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13761,36 +6488,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13806,115 +6507,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   issueApiKey: {
@@ -13936,10 +6531,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          /** @description The new resource: /admin/v1/keys/{keyId} */
+          Location: string;
           [name: string]: unknown;
         };
         content: {
@@ -13949,10 +6542,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -13974,36 +6563,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -14022,10 +6585,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -14041,115 +6600,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   revokeApiKey: {
@@ -14167,10 +6622,6 @@ export interface operations {
       /** @description No Content */
       204: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content?: never;
@@ -14178,10 +6629,6 @@ export interface operations {
       /** @description Invalid body */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -14203,36 +6650,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such key, or already revoked */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -14251,10 +6672,6 @@ export interface operations {
       /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -14270,115 +6687,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   activateSprint: {
@@ -14396,74 +6707,17 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['SprintResponseDto'];
         };
       };
-      /** @description An unknown query parameter, or a body sent to a route that takes none (unknown_field) */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Bad Request",
-           *       "status": 400,
-           *       "detail": "colour is not a field of this request",
-           *       "code": "unknown_field",
-           *       "errors": [
-           *         {
-           *           "field": "colour",
-           *           "message": "is not a field of this request"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such sprint */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -14482,10 +6736,6 @@ export interface operations {
       /** @description Not planned, or the project already has an active sprint; or a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -14501,115 +6751,9 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description A body was sent that is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
   closeSprint: {
@@ -14631,10 +6775,6 @@ export interface operations {
       /** @description OK */
       200: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -14644,10 +6784,6 @@ export interface operations {
       /** @description The body is not a JSON object (malformed_json), or has an unknown or invalid field */
       400: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -14669,36 +6805,10 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description Not the ADMIN_TOKEN; project keys are refused here (unauthenticated) */
-      401: {
-        headers: {
-          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unauthorized",
-           *       "status": 401,
-           *       "detail": "The admin interface needs Authorization: Bearer <ADMIN_TOKEN>",
-           *       "code": "unauthenticated"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      401: components['responses']['AdminUnauthenticated'];
       /** @description No such sprint, or moveOpenTasksTo is not a sprint of the project */
       404: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -14717,10 +6827,6 @@ export interface operations {
       /** @description The sprint is not active, or moveOpenTasksTo is not planned; or a concurrent change conflicted with this one; retry (conflict) */
       409: {
         headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -14736,115 +6842,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
-      /** @description The body is larger than 1 MiB (payload_too_large) */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Payload Too Large",
-           *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The body is not application/json (unsupported_media_type) */
-      415: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Unsupported Media Type",
-           *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
-           *       "code": "unsupported_media_type"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Over the rate limit of the client address (rate_limited); see Retry-After */
-      429: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Too Many Requests",
-           *       "status": 429,
-           *       "detail": "Too many requests from this address; retry after the number of seconds in Retry-After",
-           *       "code": "rate_limited"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description Unexpected error; the body says nothing about its cause (internal) */
-      500: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Internal Server Error",
-           *       "status": 500,
-           *       "detail": "An unexpected error occurred; it has been logged",
-           *       "code": "internal"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
-      /** @description The database is unreachable (database_unavailable): retry after Retry-After */
-      503: {
-        headers: {
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "type": "about:blank",
-           *       "title": "Service Unavailable",
-           *       "status": 503,
-           *       "detail": "The database is unavailable at the moment; retry after the number of seconds in Retry-After",
-           *       "code": "database_unavailable"
-           *     }
-           */
-          'application/problem+json': components['schemas']['ProblemDto'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['AdminRateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
     };
   };
 }

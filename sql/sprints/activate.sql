@@ -38,7 +38,8 @@ FOR UPDATE;
 -- Round trip 2:
 -- 2.
 SELECT
-  count(*)::int AS active
+  id::text,
+  name
 FROM
   sprints
 WHERE

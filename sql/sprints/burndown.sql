@@ -26,7 +26,28 @@ FROM
         SELECT
           s.id,
           s.activated_at,
-          COALESCE(s.closed_at, now()) AS until
+          COALESCE(s.closed_at, now()) AS until,
+          CASE
+            WHEN s.status = 'closed' THEN s.closed_start_date
+            ELSE s.start_date
+          END AS start_date,
+          CASE
+            WHEN s.status = 'closed' THEN s.closed_end_date
+            ELSE s.end_date
+          END AS end_date,
+          -- The days ahead, up to the endDate: an active sprint's only.
+          CASE
+            WHEN s.status = 'active' THEN s.end_date
+          END AS ahead_until,
+          (
+            SELECT
+              COALESCE(sum(c.committed_estimate), 0)
+            FROM
+              sprint_scope c
+            WHERE
+              c.sprint_id = s.id
+              AND c.committed
+          ) AS committed
         FROM
           sprints s
         WHERE
@@ -37,13 +58,14 @@ FROM
       days AS (
         SELECT
           d::date AS day,
+          d::date > (s.until AT TIME ZONE 'Europe/Madrid')::date AS ahead,
           LEAST(((d + interval '1 day') AT TIME ZONE 'Europe/Madrid') - interval '1 millisecond', s.until) AS until
         FROM
           sprint s,
           -- Madrid midnights, as timestamps without a zone: day + 1 at Madrid is then the instant the day ends.
           generate_series(
             (s.activated_at AT TIME ZONE 'Europe/Madrid')::date::timestamp,
-            (s.until AT TIME ZONE 'Europe/Madrid')::date::timestamp,
+            GREATEST((s.until AT TIME ZONE 'Europe/Madrid')::date, s.ahead_until)::timestamp,
             interval '1 day'
           ) d
       ),
@@ -70,6 +92,7 @@ FROM
       per_day AS (
         SELECT
           d.day,
+          d.ahead,
           json_build_object(
             'tasks',
             count(*) FILTER (
@@ -116,16 +139,44 @@ FROM
                 )
                 AND x.estimate IS NULL
             )
-          ) AS completed
+          ) AS completed,
+          json_build_object(
+            'tasks',
+            count(*) FILTER (
+              WHERE
+                x.in_scope
+                AND x.status = 'cancelled'
+            ),
+            'points',
+            COALESCE(
+              sum(x.estimate) FILTER (
+                WHERE
+                  x.in_scope
+                  AND x.status = 'cancelled'
+              ),
+              0
+            )::float8,
+            'unestimated',
+            count(*) FILTER (
+              WHERE
+                (
+                  x.in_scope
+                  AND x.status = 'cancelled'
+                )
+                AND x.estimate IS NULL
+            )
+          ) AS cancelled
         FROM
           days d
-          LEFT JOIN states x ON x.at <= d.until
+          LEFT JOIN states x ON NOT d.ahead
+          AND x.at <= d.until
           AND (
             x.next_at IS NULL
             OR x.next_at > d.until
           )
         GROUP BY
-          d.day
+          d.day,
+          d.ahead
       )
     SELECT
       json_build_object(
@@ -138,18 +189,45 @@ FROM
                   'date',
                   to_char(p.day, 'YYYY-MM-DD'),
                   'scope',
-                  p.scope,
+                  CASE
+                    WHEN p.ahead THEN NULL
+                    ELSE p.scope
+                  END,
                   'completed',
-                  p.completed,
+                  CASE
+                    WHEN p.ahead THEN NULL
+                    ELSE p.completed
+                  END,
+                  'cancelled',
+                  CASE
+                    WHEN p.ahead THEN NULL
+                    ELSE p.cancelled
+                  END,
                   'remaining',
-                  json_build_object(
-                    'tasks',
-                    (p.scope ->> 'tasks')::int - (p.completed ->> 'tasks')::int,
-                    'points',
-                    (p.scope ->> 'points')::float8 - (p.completed ->> 'points')::float8,
-                    'unestimated',
-                    (p.scope ->> 'unestimated')::int - (p.completed ->> 'unestimated')::int
-                  )
+                  CASE
+                    WHEN p.ahead THEN NULL
+                    ELSE json_build_object(
+                      'tasks',
+                      ((p.scope ->> 'tasks')::int - (p.completed ->> 'tasks')::int - (p.cancelled ->> 'tasks')::int),
+                      'points',
+                      (
+                        (p.scope ->> 'points')::numeric - (p.completed ->> 'points')::numeric - (p.cancelled ->> 'points')::numeric
+                      )::float8,
+                      'unestimated',
+                      (
+                        (p.scope ->> 'unestimated')::int - (p.completed ->> 'unestimated')::int - (p.cancelled ->> 'unestimated')::int
+                      )
+                    )
+                  END,
+                  -- From the committed points on startDate to 0 on endDate (0 on a one-day window's day).
+                  'ideal',
+                  CASE
+                    WHEN s.start_date IS NULL
+                    OR s.end_date IS NULL
+                    OR p.day NOT BETWEEN s.start_date AND s.end_date THEN NULL
+                    WHEN s.end_date = s.start_date THEN 0
+                    ELSE round(s.committed * (s.end_date - p.day) / (s.end_date - s.start_date), 1)::float8
+                  END
                 )
                 ORDER BY
                   p.day
@@ -161,5 +239,5 @@ FROM
         )
       ) AS burndown
     FROM
-      sprint
+      sprint s
   ) answer;

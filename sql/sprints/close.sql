@@ -70,7 +70,9 @@ UPDATE sprints
 SET
   status = $1::sprint_status,
   updated_at = current_setting('planning.change_at')::timestamptz,
-  closed_at = current_setting('planning.change_at')::timestamptz
+  closed_at = current_setting('planning.change_at')::timestamptz,
+  closed_start_date = start_date,
+  closed_end_date = end_date
 WHERE
   id = $2::uuid;
 -- 6.

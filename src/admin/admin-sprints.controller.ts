@@ -3,17 +3,18 @@ import { ApiBody, ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiTa
 import { ProblemDto } from '../common/errors/problem.dto';
 import { CloseSprintDto, SprintResponseDto } from '../sprints/sprint.dto';
 import { SprintsService } from '../sprints/sprints.service';
+import { SPRINT_STATUS_ROUTES } from './admin-interface';
 import { AdminAuthenticated } from './admin-token.guard';
 
 /** Sprint activation and closing: the app side, never through /api/v1. */
 @ApiTags('admin')
 @AdminAuthenticated()
-@Controller('admin/v1/sprints/:sprintId')
+@Controller(SPRINT_STATUS_ROUTES.path)
 export class AdminSprintsController {
   constructor(private readonly sprints: SprintsService) {}
 
   /** A planned sprint becomes the project's active sprint (at most one per project). */
-  @Post('activate')
+  @Post(SPRINT_STATUS_ROUTES.activate)
   @HttpCode(200)
   @ApiOkResponse({ type: SprintResponseDto })
   @ApiNotFoundResponse({ description: 'No such sprint', type: ProblemDto })
@@ -23,7 +24,7 @@ export class AdminSprintsController {
   }
 
   /** Closes the active sprint; open tasks move to moveOpenTasksTo or to no sprint. */
-  @Post('close')
+  @Post(SPRINT_STATUS_ROUTES.close)
   @HttpCode(200)
   @ApiOkResponse({ type: SprintResponseDto })
   @ApiNotFoundResponse({ description: 'No such sprint, or moveOpenTasksTo is not a sprint of the project', type: ProblemDto })

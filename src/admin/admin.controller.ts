@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@ne
 import { ApiBadRequestResponse, ApiConflictResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { ShowsSecret } from '../common/http/browser-edges';
+import { CreatedAt } from '../common/http/location';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import {
   ApiKeyListDto,
@@ -28,8 +29,9 @@ import { AdminService } from './admin.service';
 export class AdminController {
   constructor(private readonly admin: AdminService) {}
 
-  /** Creates a project. */
+  /** Creates a project; its address is in Location. */
   @Post('projects')
+  @CreatedAt(ProjectResponseDto, '/admin/v1/projects/{projectId}', (answer) => `/admin/v1/projects/${answer.project.id}`)
   createProject(@Body() dto: CreateProjectDto): Promise<ProjectResponseDto> {
     return this.admin.createProject(dto);
   }
@@ -40,8 +42,16 @@ export class AdminController {
     return this.admin.listProjects();
   }
 
+  /** One project: what a project's create answers, at the address its Location names. */
+  @Get('projects/:projectId')
+  @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
+  getProject(@Param('projectId') projectId: string): Promise<ProjectResponseDto> {
+    return this.admin.getProject(projectId);
+  }
+
   /** Adds a member to a project: tasks are assigned to its membershipId. Emits member.created. */
   @Post('projects/:projectId/members')
+  @CreatedAt(MemberResponseDto, '/admin/v1/members/{membershipId}', (answer) => `/admin/v1/members/${answer.member.membershipId}`)
   @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
   createMember(@Param('projectId') projectId: string, @Body() dto: CreateMemberDto): Promise<MemberResponseDto> {
     return this.admin.createMember(projectId, dto);
@@ -59,6 +69,7 @@ export class AdminController {
 
   /** Adds a label to a project; names are unique within it. Emits label.created. */
   @Post('projects/:projectId/labels')
+  @CreatedAt(LabelResponseDto, '/admin/v1/labels/{labelId}', (answer) => `/admin/v1/labels/${answer.label.id}`)
   @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
   @ApiConflictResponse({ description: 'The project has a label of that name', type: ProblemDto })
   createLabel(@Param('projectId') projectId: string, @Body() dto: CreateLabelDto): Promise<LabelResponseDto> {
@@ -79,6 +90,7 @@ export class AdminController {
   /** Issues a key; its secret is in this answer only. */
   @Post('projects/:projectId/keys')
   @ShowsSecret()
+  @CreatedAt(IssuedApiKeyDto, '/admin/v1/keys/{keyId}', (answer) => `/admin/v1/keys/${answer.key.id}`)
   @ApiNotFoundResponse({ description: 'No such project', type: ProblemDto })
   issueApiKey(@Param('projectId') projectId: string, @Body() dto: CreateApiKeyDto): Promise<IssuedApiKeyDto> {
     return this.admin.issueKey(projectId, dto);

@@ -1,7 +1,7 @@
 import { ApiProperty, PartialType } from '@nestjs/swagger';
-import { ArrayUnique, IsArray, IsIn, IsString, Matches } from 'class-validator';
+import { ArrayUnique, IsArray, IsString, Matches } from 'class-validator';
 import { ALL_PERMISSIONS, Permission } from '../auth/permissions';
-import { IsNotBlank, IsText } from '../common/validation/validators';
+import { IsEachOneOf, IsNotBlank, IsText } from '../common/validation/validators';
 import { LabelDto, MemberDto } from '../projects/project-resources.dto';
 
 export class CreateProjectDto {
@@ -79,7 +79,7 @@ export class CreateApiKeyDto {
   /** Any of tasks:create, tasks:edit, tasks:delete, sprints:manage; reads need none. */
   @IsArray()
   @ArrayUnique()
-  @IsIn(ALL_PERMISSIONS, { each: true, message: `each element must be one of: ${ALL_PERMISSIONS.join(', ')}` })
+  @IsEachOneOf(ALL_PERMISSIONS, 'a permission')
   @ApiProperty({ type: 'array', items: { type: 'string', enum: [...ALL_PERMISSIONS] }, uniqueItems: true, example: ['tasks:create', 'tasks:edit'] })
   permissions: Permission[];
 }

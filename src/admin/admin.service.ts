@@ -44,6 +44,12 @@ export class AdminService {
     return { project: { id: project.id, name: project.name, createdAt: project.createdAt.toISOString() } };
   }
 
+  async getProject(projectId: string): Promise<ProjectResponseDto> {
+    const project = await this.prisma.project.findUnique({ where: { id: projectId } });
+    if (!project) throw notFound('Project');
+    return { project: { id: project.id, name: project.name, createdAt: project.createdAt.toISOString() } };
+  }
+
   /** Newest first. */
   async listProjects(): Promise<ProjectListDto> {
     const [row] = await this.prisma.sql.$queryRaw<ProjectListDto[]>`

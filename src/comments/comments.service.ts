@@ -7,6 +7,7 @@ import { Change, CHANGE_TIME } from '../changes/change';
 import { lockComments, lockTasks } from '../changes/locks';
 import { isoTimestamp } from '../common/dates';
 import { notFound, Problem } from '../common/errors/problem';
+import { liveTaskNotFound } from '../tasks/live-task-not-found';
 import { withDefaults } from '../common/fields/fields';
 import { assertIfMatch } from '../common/http/entity-tag';
 import type { JsonText } from '../common/http/json-text';
@@ -53,7 +54,9 @@ export class CommentsService {
   /** The task's comments, oldest first (createdAt, then id), tombstones and replies included, by keyset. */
   async list(caller: Caller, taskId: string, query: ListCommentsQueryDto): Promise<JsonText<CommentListDto>> {
     const limit = query.limit ?? 50;
-    const after = this.cursors.positionAfter('comments', query.cursor);
+    // A cursor of one task's comments is refused by another task's list.
+    const list = { query, path: { taskId } };
+    const after = this.cursors.positionAfter('comments', list);
     // The order's index (task_id, created_at, id) serves the keyset and the count.
     const keyset = after ? Prisma.sql`AND (c.created_at, c.id) > (${after.at}, ${after.id}::uuid)` : Prisma.empty;
     const [row] = await this.prisma.sql.rows(
@@ -69,9 +72,9 @@ export class CommentsService {
                (SELECT json_build_array(${Prisma.raw(isoTimestamp('c.created_at'))}, c.id)::text
                   FROM page c WHERE c.position = ${limit} AND EXISTS (SELECT FROM page WHERE page.position > ${limit})) AS next`),
     );
-    if (!row.found) throw notFound('Task');
+    if (!row.found) throw await liveTaskNotFound(this.prisma.sql, caller.projectId, taskId);
     const next = row.next === null ? null : (JSON.parse(row.next) as [string, string]);
-    const nextCursor = next === null ? null : this.cursors.encode('comments', { at: new Date(next[0]), id: next[1] });
+    const nextCursor = next === null ? null : this.cursors.encode('comments', list, { at: new Date(next[0]), id: next[1] });
     return `{"comments":${row.comments},"nextCursor":${JSON.stringify(nextCursor)},"total":${row.total}}`;
   }
 
@@ -82,7 +85,7 @@ export class CommentsService {
         SELECT EXISTS (SELECT FROM task) AS found,
                (SELECT ${COMMENT_JSON} FROM comments c WHERE c.id = ${commentId}::uuid AND c.task_id = (SELECT id FROM task)) AS comment`),
     );
-    if (!row.found) throw notFound('Task');
+    if (!row.found) throw await liveTaskNotFound(this.prisma.sql, caller.projectId, taskId);
     if (!row.comment) throw notFound('Comment');
     return { comment: row.comment };
   }
@@ -97,7 +100,7 @@ export class CommentsService {
                   FROM comment_revisions r
                  WHERE r.comment_id = (SELECT c.id FROM comments c WHERE c.id = ${commentId}::uuid AND c.task_id = (SELECT id FROM task))) AS revisions`),
     );
-    if (!row.found) throw notFound('Task');
+    if (!row.found) throw await liveTaskNotFound(this.prisma.sql, caller.projectId, taskId);
     if (!row.comment) throw notFound('Comment');
     return { revisions: row.revisions };
   }
@@ -138,7 +141,7 @@ export class CommentsService {
         { id: string }[],
       ];
       assertMembers(mentions, members);
-      if (!task) throw notFound('Task');
+      if (!task) throw await liveTaskNotFound(tx, projectId, taskId);
       const [parent] = parents;
       if (parentId !== null && !parent) {
         throw new Problem(HttpStatus.NOT_FOUND, 'not_found', 'Comment to reply to not found', [
@@ -193,7 +196,8 @@ export class CommentsService {
       const [[task], [locked]] = answers as [unknown[], LockedComment[]];
       const [current] = (ifMatch !== undefined ? answers[2] : []) as { comment: CommentDto }[];
       assertMembers(mentions, (mentions.length > 0 ? answers.at(-1) : []) as { id: string }[]);
-      const comment = assertChangeable(caller, task, locked);
+      if (!task) throw await liveTaskNotFound(tx, caller.projectId, taskId);
+      const comment = assertChangeable(caller, locked);
       await assertIfMatch(ifMatch, () => current);
       if (comment.body === body) return current?.comment ?? (await tx.rows(commentView(projectId, commentId)))[0].comment;
       const number = comment.revision + 1;
@@ -250,7 +254,8 @@ export class CommentsService {
              AND r.parent_id = COALESCE((SELECT c.parent_id FROM comments c WHERE c.id = ${commentId}::uuid), ${commentId}::uuid)`,
         ...(ifMatch !== undefined ? [commentView(projectId, commentId)] : []),
       );
-      const comment = assertChangeable(caller, task, locked);
+      if (!task) throw await liveTaskNotFound(tx, caller.projectId, taskId);
+      const comment = assertChangeable(caller, locked);
       await assertIfMatch(ifMatch, () => current[0]);
       const change: Change = {
         projectId,
@@ -305,11 +310,10 @@ function commentView(projectId: string, commentId: string) {
 }
 
 /**
- * The task and the comment the write locked, each there (404 otherwise), and the comment this
+ * The comment the write locked, there (404 otherwise), and one this
  * key may change: the key that wrote it, or one that holds content:moderate (403 naming it).
  */
-function assertChangeable(caller: Caller, task: unknown, comment: LockedComment | undefined): LockedComment {
-  if (!task) throw notFound('Task');
+function assertChangeable(caller: Caller, comment: LockedComment | undefined): LockedComment {
   if (!comment) throw notFound('Comment');
   if (comment.authorKeyId !== caller.keyId && !caller.permissions.has('content:moderate')) {
     throw insufficientPermission(

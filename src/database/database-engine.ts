@@ -5,6 +5,7 @@ import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transacti
 import { Client, Pool } from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { createHash } from 'node:crypto';
+import { holdEmbeddedDatabase } from './embedded-lock';
 import type { DriverQuery, DriverResult, DriverTransaction } from './sql';
 
 /** One connection's worth of raw SQL, used where a session matters (the migrator's advisory lock). */
@@ -298,7 +299,16 @@ function openPostgres(connectionString: string): DatabaseEngine {
 }
 
 async function openPglite(dataDir: string): Promise<DatabaseEngine> {
-  const db = await PGlite.create({ dataDir, extensions: { pg_trgm } });
+  // A data directory belongs to one process at a time (embedded-lock.ts): a second server, or
+  // `npm run demo:key` while one runs, is refused rather than writing what the other never sees.
+  const hold = dataDir.startsWith('memory://') ? null : await holdEmbeddedDatabase(dataDir);
+  let db: PGlite;
+  try {
+    db = await PGlite.create({ dataDir, extensions: { pg_trgm } });
+  } catch (error) {
+    await hold?.release();
+    throw error;
+  }
   const prepared = new Map<string, number[]>();
   const preparedStatement = preparedOnPglite(db, prepared);
   return {
@@ -356,7 +366,10 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
       return done;
     },
     poolStats: () => null,
-    close: () => db.close(),
+    close: async () => {
+      await db.close();
+      await hold?.release();
+    },
   };
 }
 

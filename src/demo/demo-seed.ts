@@ -42,7 +42,8 @@ export class DemoSeed implements OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.config.seedDemoProject || this.database.engine.kind !== 'pglite' || !this.database.wasEmpty) return;
+    if (!this.config.seedDemoProject || this.database.engine.kind !== 'pglite') return;
+    if (!this.database.wasEmpty) return this.sayWhyNoKeyIsPrinted();
     // Through the admin service, as the app would set a project up: its members and labels are
     // changes of the project (label.created, member.created), so its feed starts with them and a
     // mirror reading from 0 knows every member and label a task shows (decisions.md section 20).
@@ -79,6 +80,23 @@ export class DemoSeed implements OnApplicationBootstrap {
         `or in the Swagger UI at http://localhost:${this.config.port}/docs (Authorize, then paste the key).`,
         '',
       ].join('\n') + '\n',
+    );
+  }
+
+  /**
+   * A restart on an existing embedded database prints no key: the demo key was shown once, at
+   * its first start, and only its hash is kept. Said at each start, with the ways to a new one, so
+   * that the silence is not taken for a failure.
+   */
+  private async sayWhyNoKeyIsPrinted(): Promise<void> {
+    const demo = await this.database.engine.withSession((session) =>
+      session.query(`SELECT 1 FROM api_keys WHERE name = $1 LIMIT 1`, [DEMO_KEY_NAME]),
+    );
+    if (demo.length === 0) return;
+    this.logger.log(
+      `The embedded database in ${this.config.dataDir} was set up at an earlier start: its demo key was printed then, once, and is not printed again. ` +
+        'Lost it? Stop the server and run `npm run demo:key` (a new key for the demo project), or, with ADMIN_TOKEN set, ' +
+        'issue one while it runs: POST /admin/v1/projects/{projectId}/keys (GET /admin/v1/projects lists the projects).',
     );
   }
 

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
-import { notFound } from '../common/errors/problem';
 import { CursorCodec } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { toPage } from '../common/pagination/page';
 import { PrismaService } from '../database/prisma.service';
 import type { FieldChangeDto, HistoryPageDto } from './history-entry.dto';
+import { liveTaskNotFound } from '../tasks/live-task-not-found';
 
 /** Reads task history; ChangeLog (src/changes) writes it, with the change it records. */
 @Injectable()
@@ -18,9 +18,11 @@ export class HistoryService {
   /** A live task's history, newest first, paginated like the task list. */
   async list(caller: Caller, taskId: string, query: PageQueryDto): Promise<HistoryPageDto> {
     const limit = query.limit ?? 50;
-    const after = this.cursors.positionAfter('history', query.cursor);
+    // The task is part of the list's query: a cursor of one task's history is refused by another's.
+    const list = { query, path: { taskId } };
+    const after = this.cursors.positionAfter('history', list);
     const task = await this.prisma.task.findFirst({ where: { id: taskId, projectId: caller.projectId, deletedAt: null }, select: { id: true } });
-    if (!task) throw notFound('Task');
+    if (!task) throw await liveTaskNotFound(this.prisma.sql, caller.projectId, taskId);
     const rows = await this.prisma.historyEntry.findMany({
       where: {
         taskId,
@@ -32,7 +34,7 @@ export class HistoryService {
       take: limit + 1,
       select: { id: true, createdAt: true, actor: true, action: true, changes: true },
     });
-    const page = toPage(rows, limit, this.cursors, 'history', (row) => ({ at: row.createdAt, id: row.id }));
+    const page = toPage(rows, limit, this.cursors, 'history', list, (row) => ({ at: row.createdAt, id: row.id }));
     return {
       history: page.items.map((row) => ({
         id: row.id,

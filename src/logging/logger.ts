@@ -8,6 +8,7 @@ import { storage, Store } from 'nestjs-pino/storage';
 import pino, { DestinationStream, Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { AppConfig } from '../config/app-config';
+import { isCatchAllRoute } from '../common/http/catch-all';
 
 /** The service's root logger: JSON lines (pino) on stdout, or coloured lines with LOG_FORMAT=pretty. */
 export type RootLogger = Logger;
@@ -88,10 +89,14 @@ function scrubError(serialized: ReturnType<typeof pino.stdSerializers.err>): Ret
   return serialized;
 }
 
-/** The route template of a request (`/api/v1/tasks/:taskId`), never its raw path: ids would make every line and series unique. */
+/**
+ * The route template of a request (`/api/v1/tasks/:taskId`), never its raw path: ids would make
+ * every line and series unique. A path no route serves is `unmatched`, whether the catch-all
+ * route (common/http/routes.ts, which serves every method) answered it or nothing did.
+ */
 export function routeTemplate(req: IncomingMessage): string {
-  const { route, baseUrl } = req as Request;
-  return typeof route?.path === 'string' ? `${baseUrl ?? ''}${route.path}` : 'unmatched';
+  const { route, baseUrl } = req as Request & { route?: { path?: unknown; methods?: Record<string, boolean> } };
+  return typeof route?.path === 'string' && !isCatchAllRoute(route) ? `${baseUrl ?? ''}${route.path}` : 'unmatched';
 }
 
 /** Milliseconds since the request arrived, to the tenth. */

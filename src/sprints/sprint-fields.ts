@@ -63,6 +63,20 @@ export const SPRINT_FIELDS = {
     write: 'service',
     shown: { not: 'tallies velocity reads (sprint-ledger.sql.ts)' },
   },
+  closedStartDate: {
+    column: 'closed_start_date',
+    kind: calendarDate(),
+    nullable: true,
+    write: 'service',
+    shown: { not: 'the window at the close, on which the frozen burndown draws its ideal line (sprint-ledger.sql.ts)' },
+  },
+  closedEndDate: {
+    column: 'closed_end_date',
+    kind: calendarDate(),
+    nullable: true,
+    write: 'service',
+    shown: { not: 'the window at the close, on which the frozen burndown draws its ideal line (sprint-ledger.sql.ts)' },
+  },
 } as const satisfies TableOf<Sprint>;
 
 /** The SQL derived from SPRINT_FIELDS, on the sprint row `s`. */

@@ -209,24 +209,43 @@ export function reportSql(projectId: string, sprintId: string): Statement<{ repo
 }
 
 /**
- * A sprint's burndown (one row, column `burndown`: `{days}`), from its activation day to its
- * close day or today, in Madrid days; each day's tallies at the end of that day (today: now; the
- * close day: at the close, before its open tasks moved out). Null for a planned sprint.
+ * A sprint's burndown (one row, column `burndown`: `{days}`; none for a planned sprint), in Madrid
+ * days (decisions.md sections 19 and 26):
+ * - from its activation day to its close day or today, each day's tallies at the end of that day
+ *   (today: now; the close day: at the close, before its open tasks moved out): `scope`,
+ *   `completed`, `cancelled`, and `remaining`, the scope minus both (finished work is not remaining);
+ * - for an active sprint, the days after today up to its endDate too, their tallies null;
+ * - on every day, `ideal`: the straight line from the committed points on startDate to 0 on
+ *   endDate, rounded to one decimal; null outside that window, or without both dates.
+ * A closed sprint's is frozen: its rows are ledger rows no later change adds to, its committed
+ * points are those of its activation, and its line is drawn on the window it had when it closed.
  */
 export function burndownSql(projectId: string, sprintId: string): Statement<{ burndown: BurndownDto }> {
   const scope = tally('x.in_scope', 'x.estimate');
   const completed = tally("x.in_scope AND x.status = 'done'", 'x.estimate');
+  const cancelled = tally("x.in_scope AND x.status = 'cancelled'", 'x.estimate');
+  // Points as numeric, so that 21 - 10.5 - 0.1 is 10.4, not a float's 10.399999999999999.
+  const remaining = (field: string, type: string) =>
+    `((p.scope->>'${field}')::${type} - (p.completed->>'${field}')::${type} - (p.cancelled->>'${field}')::${type})`;
+  const unlessAhead = (sql: string) => `CASE WHEN p.ahead THEN NULL ELSE ${sql} END`;
   return Prisma.sql`
     WITH sprint AS (
-      SELECT s.id, s.activated_at, COALESCE(s.closed_at, now()) AS until FROM sprints s
+      SELECT s.id, s.activated_at, COALESCE(s.closed_at, now()) AS until,
+             CASE WHEN s.status = 'closed' THEN s.closed_start_date ELSE s.start_date END AS start_date,
+             CASE WHEN s.status = 'closed' THEN s.closed_end_date ELSE s.end_date END AS end_date,
+             -- The days ahead, up to the endDate: an active sprint's only.
+             CASE WHEN s.status = 'active' THEN s.end_date END AS ahead_until,
+             (SELECT COALESCE(sum(c.committed_estimate), 0) FROM sprint_scope c WHERE c.sprint_id = s.id AND c.committed) AS committed
+        FROM sprints s
        WHERE s.id = ${sprintId}::uuid AND s.project_id = ${projectId}::uuid AND s.activated_at IS NOT NULL
     ),
     days AS (
-      SELECT d::date AS day,
+      SELECT d::date AS day, d::date > (s.until AT TIME ZONE 'Europe/Madrid')::date AS ahead,
              LEAST(((d + interval '1 day') AT TIME ZONE 'Europe/Madrid') - interval '1 millisecond', s.until) AS until
         FROM sprint s,
              -- Madrid midnights, as timestamps without a zone: day + 1 at Madrid is then the instant the day ends.
-             generate_series((s.activated_at AT TIME ZONE 'Europe/Madrid')::date::timestamp, (s.until AT TIME ZONE 'Europe/Madrid')::date::timestamp,
+             generate_series((s.activated_at AT TIME ZONE 'Europe/Madrid')::date::timestamp,
+                             GREATEST((s.until AT TIME ZONE 'Europe/Madrid')::date, s.ahead_until)::timestamp,
                              interval '1 day') d
     ),
     -- Each ledger row holds its task's state from its time until the task's next row (one pass
@@ -237,23 +256,30 @@ export function burndownSql(projectId: string, sprintId: string): Statement<{ bu
         FROM sprint_ledger l WHERE l.sprint_id = ${sprintId}::uuid
     ),
     per_day AS (
-      SELECT d.day, ${Prisma.raw(scope)} AS scope, ${Prisma.raw(completed)} AS completed
+      SELECT d.day, d.ahead, ${Prisma.raw(scope)} AS scope, ${Prisma.raw(completed)} AS completed, ${Prisma.raw(cancelled)} AS cancelled
         FROM days d
-        LEFT JOIN states x ON x.at <= d.until AND (x.next_at IS NULL OR x.next_at > d.until)
-       GROUP BY d.day
+        LEFT JOIN states x ON NOT d.ahead AND x.at <= d.until AND (x.next_at IS NULL OR x.next_at > d.until)
+       GROUP BY d.day, d.ahead
     )
     SELECT json_build_object('days', COALESCE((
              SELECT json_agg(json_build_object(
                       'date', to_char(p.day, 'YYYY-MM-DD'),
-                      'scope', p.scope,
-                      'completed', p.completed,
-                      'remaining', json_build_object(
-                        'tasks', (p.scope->>'tasks')::int - (p.completed->>'tasks')::int,
-                        'points', (p.scope->>'points')::float8 - (p.completed->>'points')::float8,
-                        'unestimated', (p.scope->>'unestimated')::int - (p.completed->>'unestimated')::int))
+                      'scope', ${Prisma.raw(unlessAhead('p.scope'))},
+                      'completed', ${Prisma.raw(unlessAhead('p.completed'))},
+                      'cancelled', ${Prisma.raw(unlessAhead('p.cancelled'))},
+                      'remaining', ${Prisma.raw(
+                        unlessAhead(`json_build_object(
+                        'tasks', ${remaining('tasks', 'int')},
+                        'points', ${remaining('points', 'numeric')}::float8,
+                        'unestimated', ${remaining('unestimated', 'int')})`),
+                      )},
+                      -- From the committed points on startDate to 0 on endDate (0 on a one-day window's day).
+                      'ideal', CASE WHEN s.start_date IS NULL OR s.end_date IS NULL OR p.day NOT BETWEEN s.start_date AND s.end_date THEN NULL
+                                    WHEN s.end_date = s.start_date THEN 0
+                                    ELSE round(s.committed * (s.end_date - p.day) / (s.end_date - s.start_date), 1)::float8 END)
                     ORDER BY p.day)
                FROM per_day p), '[]'::json)) AS burndown
-      FROM sprint`;
+      FROM sprint s`;
 }
 
 /**

@@ -85,15 +85,31 @@ export class BurndownDayDto {
   /** A Madrid calendar day, YYYY-MM-DD. */
   @ApiProperty({ type: String, format: 'date' })
   date: string;
-  /** The scope at the end of that day (today: now; the close day: at the close, before its open tasks moved out). */
-  scope: TallyDto;
-  completed: TallyDto;
-  /** The scope minus what is completed. */
-  remaining: TallyDto;
+  /** The scope at the end of that day (today: now; the close day: at the close, before its open tasks moved out); null on a day ahead. */
+  @ApiProperty({ type: TallyDto, nullable: true })
+  scope: TallyDto | null;
+  /** Tasks of the scope that are done; null on a day ahead. */
+  @ApiProperty({ type: TallyDto, nullable: true })
+  completed: TallyDto | null;
+  /** Tasks of the scope that are cancelled; null on a day ahead. */
+  @ApiProperty({ type: TallyDto, nullable: true })
+  cancelled: TallyDto | null;
+  /** The scope minus what is completed and what is cancelled (finished work is not remaining); null on a day ahead. */
+  @ApiProperty({ type: TallyDto, nullable: true })
+  remaining: TallyDto | null;
+  /**
+   * Points on the ideal line: from the committed points on startDate to 0 on endDate, rounded to
+   * one decimal; null outside that window, or when the sprint lacks a startDate or an endDate.
+   */
+  @ApiProperty({ type: Number, nullable: true })
+  ideal: number | null;
 }
 
 export class BurndownDto {
-  /** From the activation day to the close day (or today), oldest first. */
+  /**
+   * From the activation day to the close day (or today), oldest first; for an active sprint, then
+   * the days after today up to its endDate, with null tallies. A closed sprint's is frozen.
+   */
   days: BurndownDayDto[];
 }
 

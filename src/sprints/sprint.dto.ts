@@ -1,6 +1,7 @@
 import { ApiHideProperty, ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
 import { requireFieldDecorators, SameKeys, ShownField, shownFields, WritableField } from '../common/fields/fields';
+import { SPRINT_STATUS_READ_ONLY } from '../admin/admin-interface';
 import { ReadOnlyField } from '../common/validation/validators';
 import type { SprintStatus } from '../generated/prisma/enums';
 import { SPRINT_FIELDS, SPRINT_WRITABLE, SprintAnswerField, SprintBodyField, SprintFields } from './sprint-fields';
@@ -26,9 +27,9 @@ export class CreateSprintDto {
   @ApiPropertyOptional({ example: '2026-12-14' })
   endDate?: string | null;
 
-  /** Read-only: sprints are activated and closed in the app. Sending it is 400 read_only_field. */
+  /** Read-only: sprints are activated and closed in the app. Sending it is 400 read_only_field naming the admin routes that do. */
   @ApiHideProperty()
-  @ReadOnlyField()
+  @ReadOnlyField(SPRINT_STATUS_READ_ONLY)
   status?: never;
 }
 

@@ -4,6 +4,7 @@ import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/a
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { IfMatch } from '../common/http/entity-tag';
+import { CreatedAt } from '../common/http/location';
 import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import { CREATE_SPRINT_EXAMPLE, CreateSprintDto, SprintListDto, SprintResponseDto, UPDATE_SPRINT_EXAMPLE, UpdateSprintDto } from './sprint.dto';
@@ -26,9 +27,10 @@ export class SprintsController {
     return this.sprints.list(caller);
   }
 
-  /** Creates a sprint; it starts planned. */
+  /** Creates a sprint; it starts planned. Answers it, with its address in Location. */
   @Post()
   @RequirePermission('sprints:manage')
+  @CreatedAt(SprintResponseDto, '/api/v1/sprints/{sprintId}', (answer) => `/api/v1/sprints/${answer.sprint.id}`)
   @ApiBody({ type: CreateSprintDto, examples: { sprint: { value: CREATE_SPRINT_EXAMPLE } } })
   @ApiBadRequestResponse({
     description: 'Invalid or unknown field, status sent (read_only_field), or endDate before startDate (invalid_date_window)',
@@ -57,7 +59,10 @@ export class SprintsController {
     return this.reports.report(caller, sprintId);
   }
 
-  /** The sprint's scope, completed and remaining work at the end of each Madrid day since its activation. */
+  /**
+   * The sprint's scope, completed, cancelled and remaining work at the end of each Madrid day since
+   * its activation, with the ideal line; for an active sprint, the days ahead up to its endDate too.
+   */
   @Get(':sprintId/burndown')
   @Header('Content-Type', JSON_CONTENT_TYPE)
   @ApiOkResponse({ type: BurndownDto })

@@ -1,11 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { HttpStatus, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller';
 import { ChangeLog } from '../changes/change-log.service';
 import { APP_ACTOR, CHANGE_TIME, changesBetween, TaskChange } from '../changes/change';
 import { sentFields, withDefaults } from '../common/fields/fields';
 import { violates } from '../common/errors/database-errors';
-import { badRequest, conflict, notFound } from '../common/errors/problem';
+import { badRequest, conflict, notFound, Problem } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
 import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
@@ -112,15 +112,19 @@ export class SprintsService {
         const current = await lockSprint(tx, null, sprintId);
         if (current.view.status !== 'planned')
           throw conflict('conflict', `Only a planned sprint can be activated; this one is ${current.view.status}`);
-        const [{ active }] = await tx.$queryRaw<{ active: number }[]>`
-          SELECT count(*)::int AS active FROM sprints WHERE project_id = ${current.projectId}::uuid AND status = 'active'`;
-        if (active > 0) throw conflict('conflict', 'The project already has an active sprint');
+        const [active] = await tx.$queryRaw<ActiveSprint[]>(activeSprintOf(Prisma.sql`${current.projectId}::uuid`));
+        if (active) throw alreadyActive(active);
         return this.setStatus(tx, current.projectId, sprintId, 'active', []);
       });
       return { sprint };
     } catch (error) {
-      // Two activations at once: the partial unique index lets only one commit.
-      if (violates(error, 'sprints_one_active_per_project')) throw conflict('conflict', 'The project already has an active sprint');
+      // Two activations at once: the partial unique index lets only one commit; the other names it.
+      if (violates(error, 'sprints_one_active_per_project')) {
+        const [active] = await this.prisma.sql.$queryRaw<ActiveSprint[]>(
+          activeSprintOf(Prisma.sql`(SELECT project_id FROM sprints WHERE id = ${sprintId}::uuid)`),
+        );
+        throw alreadyActive(active);
+      }
       throw error;
     }
   }
@@ -177,11 +181,40 @@ export class SprintsService {
       Prisma.sql`
         UPDATE sprints SET status = ${status}::sprint_status, updated_at = ${CHANGE_TIME},
                ${Prisma.raw(status === 'active' ? 'activated_at' : 'closed_at')} = ${CHANGE_TIME}
+               ${Prisma.raw(status === 'closed' ? CLOSED_WINDOW : '')}
          WHERE id = ${sprintId}::uuid`,
     );
     return recorded.sprints[sprintId];
   }
 }
+
+interface ActiveSprint {
+  id: string;
+  name: string;
+}
+
+/** The project's active sprint (none or one: the partial unique index), `project` an SQL expression of its id. */
+function activeSprintOf(project: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`SELECT id::text, name FROM sprints WHERE project_id = ${project} AND status = 'active'`;
+}
+
+/** 409 naming the sprint that is active already (`activeSprintId`), and what to do about it. */
+function alreadyActive(active: ActiveSprint | undefined): Problem {
+  if (!active) return conflict('conflict', 'The project already has an active sprint');
+  return new Problem(
+    HttpStatus.CONFLICT,
+    'conflict',
+    `The project already has an active sprint: "${active.name}" (${active.id}); close it first (POST /admin/v1/sprints/${active.id}/close)`,
+    undefined,
+    { activeSprintId: active.id },
+  );
+}
+
+/**
+ * A close keeps the window the sprint has then: its frozen burndown draws its ideal line on it,
+ * whatever the window becomes later (a closed sprint's window can still be edited).
+ */
+const CLOSED_WINDOW = ', closed_start_date = start_date, closed_end_date = end_date';
 
 /** Moves the tasks `ids` (locked) out of sprint `from`, to `to` or to no sprint. */
 function moveTasks(ids: string[], from: string, to: string | null): Prisma.Sql {

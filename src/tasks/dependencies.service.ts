@@ -9,6 +9,8 @@ import { ChangeLog } from '../changes/change-log.service';
 import { CHANGE_TIME } from '../changes/change';
 import { lockTasks } from '../changes/locks';
 import type { TaskDetailDto, TaskResponseDto } from './task.dto';
+import { liveTaskNotFound } from './live-task-not-found';
+import { referenceNotFound } from './task-references';
 
 /**
  * "Task A is blocked by task B". Dependency changes of a project run one at a time (a
@@ -27,7 +29,7 @@ export class DependenciesService {
     if (blockedById === taskId) throw badRequest('validation_failed', 'a task cannot be blocked by itself', 'blockedById');
     const { projectId } = caller;
     // The path's id is read by PathIdPipe; the body's is checked here.
-    if (!isUuid(blockedById)) throw notFound('Task');
+    if (!isUuid(blockedById)) throw referenceNotFound('task', 'blockedById', [blockedById]);
     const task = await this.prisma.write(async (tx) => {
       const [, first, second, [{ exists }], [{ cycle }]] = await tx.pipeline<
         [unknown[], unknown[], unknown[], { exists: boolean }[], { cycle: boolean }[]]
@@ -36,7 +38,7 @@ export class DependenciesService {
         Prisma.sql`SELECT EXISTS (SELECT 1 FROM task_dependencies WHERE task_id = ${taskId}::uuid AND blocked_by_id = ${blockedById}::uuid) AS exists`,
         wouldCloseCycle(taskId, blockedById),
       );
-      if (first.length + second.length !== 2) throw notFound('Task');
+      if (first.length + second.length !== 2) throw await liveTaskNotFound(tx, projectId, [taskId, blockedById]);
       if (exists) throw conflict('dependency_exists', 'This task is already blocked by that task');
       if (cycle) throw conflict('dependency_cycle', 'That task already depends on this one, directly or through others');
       const recorded = await this.changes.record(
@@ -62,7 +64,8 @@ export class DependenciesService {
           SELECT EXISTS (SELECT 1 FROM task_dependencies
                           WHERE project_id = ${projectId}::uuid AND task_id = ${taskId}::uuid AND blocked_by_id = ${blockedById}::uuid) AS exists`,
       );
-      if (first.length + second.length !== 2 || !exists) throw notFound('Dependency');
+      if (first.length + second.length !== 2) throw await liveTaskNotFound(tx, projectId, [taskId, blockedById], 'Dependency');
+      if (!exists) throw notFound('Dependency');
       await this.changes.record(
         tx,
         { projectId, actor: caller.actor, records: [{ task: taskId, action: 'dependency_removed', blockedById }] },

@@ -3,7 +3,7 @@ import type { Caller } from '../auth/caller';
 import { ChangeLog } from '../changes/change-log.service';
 import { CHANGE_TIME, TaskChange } from '../changes/change';
 import { lockTasks } from '../changes/locks';
-import { badRequest, conflict, notFound } from '../common/errors/problem';
+import { badRequest, conflict } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
 import { isUuid } from '../common/ids';
 import { PrismaService } from '../database/prisma.service';
@@ -12,6 +12,8 @@ import { Prisma } from '../generated/prisma/client';
 import { TaskReader } from './task-reader.service';
 import { ceilingAfter, Neighbourhood, place, RANK_WINDOW, rankText, rankValue } from './task-ranks';
 import type { MovedTasksDto, MoveTaskDto, MoveTasksDto, TaskDetailDto, TaskResponseDto } from './task.dto';
+import { liveTaskNotFound } from './live-task-not-found';
+import { referenceNotFound } from './task-references';
 
 type Where = { before: string } | { after: string } | { to: 'top' | 'bottom' };
 
@@ -62,7 +64,10 @@ export class TaskOrderService {
   ): Promise<TaskDetailDto[]> {
     const { projectId } = caller;
     const anchorId = 'before' in where ? where.before : 'after' in where ? where.after : null;
-    if (![...taskIds, ...(anchorId ? [anchorId] : [])].every(isUuid)) throw notFound('Task');
+    // Path ids are UUIDs (PathIdPipe): an id of another shape comes from the body.
+    const shapeless = taskIds.findIndex((id) => !isUuid(id));
+    if (shapeless !== -1) throw referenceNotFound('task', `taskIds[${shapeless}]`, [taskIds[shapeless]]);
+    if (anchorId !== null && !isUuid(anchorId)) throw referenceNotFound('task', 'before' in where ? 'before' : 'after', [anchorId]);
     return this.prisma.write(async (tx) => {
       const [, moving, anchors, below, above, [{ last }]] = await tx.pipeline<
         [unknown[], RankedTask[], RankedTask[], RankedTask[], RankedTask[], { last: string }[]]
@@ -74,7 +79,9 @@ export class TaskOrderService {
         Prisma.sql`SELECT COALESCE((SELECT last_sequence FROM event_sequences WHERE project_id = ${projectId}::uuid), 0)::text AS last`,
       );
       const found = new Map(moving.map((task) => [task.id, task]));
-      if (taskIds.some((id) => !found.get(id)?.live) || (anchorId && !anchors[0]?.live)) throw notFound('Task');
+      if (taskIds.some((id) => !found.get(id)?.live) || (anchorId && !anchors[0]?.live)) {
+        throw await liveTaskNotFound(tx, projectId, [...taskIds, ...(anchorId ? [anchorId] : [])]);
+      }
       const around: Neighbourhood = {
         below: below.map((task) => ({ id: task.id, rank: rankValue(task.rank) })),
         above: above.map((task) => ({ id: task.id, rank: rankValue(task.rank) })),

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CursorCodec } from '../common/pagination/cursor';
+import { CursorCodec, queryDigest, type ListQuery } from '../common/pagination/cursor';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import type { JsonText } from '../common/http/json-text';
 import { PrismaService } from '../database/prisma.service';
@@ -22,20 +22,24 @@ export type TaskListOrder = 'created' | 'rank' | 'deleted';
 interface ListOrder {
   orderBy: string;
   cursorAt: string;
-  after(cursors: CursorCodec, cursor: string | undefined): Prisma.Sql;
-  cursor(cursors: CursorCodec, position: string[]): string;
+  after(cursors: CursorCodec, list: ListQuery): Prisma.Sql;
+  cursor(cursors: CursorCodec, list: ListQuery, position: string[]): string;
 }
 
-/** Newest first by a time, ties by id (`created_at` or `deleted_at`): the cursor keeps both. */
+/**
+ * Newest first by a time, ties by id (`created_at` or `deleted_at`): the cursor keeps both. The
+ * cursor is the list's (`kind`) and its query's (CursorCodec): `sort` is part of the query, so a
+ * cursor of one order is refused by the other.
+ */
 function byTime(column: string, kind: 'tasks' | 'trash'): ListOrder {
   return {
     orderBy: `${column} DESC, t.id DESC`,
     cursorAt: `json_build_array(${isoTimestamp(column)}, t.id)`,
-    after(cursors, cursor) {
-      const after = cursors.positionAfter(kind, cursor);
+    after(cursors, list) {
+      const after = cursors.positionAfter(kind, list);
       return after ? Prisma.sql`AND (${Prisma.raw(column)}, t.id) < (${after.at}, ${after.id}::uuid)` : Prisma.empty;
     },
-    cursor: (cursors, [at, id]) => cursors.encode(kind, { at: new Date(at), id }),
+    cursor: (cursors, list, [at, id]) => cursors.encode(kind, list, { at: new Date(at), id }),
   };
 }
 
@@ -46,11 +50,11 @@ const ORDERS: Record<TaskListOrder, ListOrder> = {
   rank: {
     orderBy: 't.rank',
     cursorAt: 'json_build_array(t.rank)',
-    after(cursors, cursor) {
-      const after = cursors.keyAfter('tasks_by_rank', cursor);
+    after(cursors, list) {
+      const after = cursors.keyAfter('tasks', list);
       return after === null ? Prisma.empty : Prisma.sql`AND t.rank > ${after}`;
     },
-    cursor: (cursors, [rank]) => cursors.encodeKey('tasks_by_rank', rank),
+    cursor: (cursors, list, [rank]) => cursors.encodeKey('tasks', list, rank),
   },
 };
 
@@ -87,7 +91,8 @@ export class TaskReader {
 
   /**
    * A page of the project's tasks that `filter` selects, as the API answers it:
-   * `{tasks, nextCursor, total}`, with `limit` and `cursor` from the query.
+   * `{tasks, nextCursor, total}`, with `limit` and `cursor` from the query. `query` is the list's
+   * whole validated query: the cursors it takes and gives belong to it (CursorCodec).
    *
    * SQL statements: one that reads the project's version, then, unless this page was answered
    * at that version already, one for the page. Identical reads that arrive while that page is
@@ -103,8 +108,10 @@ export class TaskReader {
     const limit = query.limit ?? 50;
     const matches = Prisma.join([Prisma.sql`t.project_id = ${projectId}::uuid`, ...filter.conditions], ' AND ');
     const listKey = `${order}\u0000${matches.text}\u0000${JSON.stringify(matches.values)}`;
-    // JSON keeps "no cursor" (null) apart from an empty one (""), which is refused.
-    const pageKey = `${listKey}\u0000${limit}\u0000${JSON.stringify(query.cursor ?? null)}`;
+    // JSON keeps "no cursor" (null) apart from an empty one (""), which is refused. The query's
+    // digest too: a page (and its nextCursor) belongs to the query that asked for it, even where
+    // two queries select the same rows (`q=` and no q), since cursors are bound to queries.
+    const pageKey = `${listKey}\u0000${queryDigest({ query })}\u0000${limit}\u0000${JSON.stringify(query.cursor ?? null)}`;
 
     // A remembered page's cursor was verified when the page was first read (a cursor that
     // fails is never remembered), so a remembered page skips the decoding.
@@ -116,9 +123,9 @@ export class TaskReader {
     const flight = `${pageKey}\u0000${version}`;
     const running = this.reading.get(flight);
     if (running) return running;
-    const reading = this.readPage(projectId, matches, filter.rowOnly, order, query.cursor, limit, newest(remembered, this.cache.total(listKey)))
+    const reading = this.readPage(projectId, matches, filter.rowOnly, order, { query }, limit, newest(remembered, this.cache.total(listKey)))
       .then((row) => {
-        const nextCursor = row.next === null ? null : ORDERS[order].cursor(this.cursors, JSON.parse(row.next));
+        const nextCursor = row.next === null ? null : ORDERS[order].cursor(this.cursors, { query }, JSON.parse(row.next));
         const body = `{"tasks":${row.tasks},"nextCursor":${JSON.stringify(nextCursor)},"total":${row.total}}`;
         this.cache.remember(listKey, pageKey, { version: row.version, total: row.total, body });
         return body;
@@ -150,14 +157,14 @@ export class TaskReader {
     matches: Prisma.Sql,
     rowOnly: boolean,
     order: TaskListOrder,
-    cursor: string | undefined,
+    list: ListQuery,
     limit: number,
     known: RememberedTotal | undefined,
   ): Promise<PageRow> {
     const { orderBy, cursorAt, after } = ORDERS[order];
     const sort = Prisma.raw(orderBy);
     // Keyset: the comparison is served by the order's index ((project_id, <sort> DESC, id DESC), or (project_id, rank)).
-    const keyset = after(this.cursors, cursor);
+    const keyset = after(this.cursors, list);
     const knownVersion = known?.version ?? '-1';
     const knownTotal = known?.total ?? 0;
     // `shown` holds one task more than the page, to know whether a next page exists.

@@ -85,17 +85,70 @@ export function assertReferences(answers: unknown[][], bodies: TaskReferences[],
   const assigneeSet = new Set(found.assignees);
   const labelSetFound = new Set(found.labels);
   bodies.forEach((body, index) => {
-    const missing = (field: keyof TaskReferences, what: string, message: string) =>
-      new Problem(HttpStatus.NOT_FOUND, 'not_found', `${what} not found`, [{ field: name(index, field), message }]);
-    if (body.assigneeId != null && !assigneeSet.has(body.assigneeId)) throw missing('assigneeId', 'Assignee', 'is not a member of this project');
+    const missing = (field: keyof TaskReferences, sent: string[]) => referenceNotFound(field, name(index, field), sent);
+    if (body.assigneeId != null && !assigneeSet.has(body.assigneeId)) throw missing('assigneeId', [body.assigneeId]);
     // A closed sprint accepts no task: it answers as if it did not exist.
     const sprintStatus = body.sprintId != null ? found.sprints[body.sprintId] : undefined;
-    if (body.sprintId != null && (sprintStatus === undefined || sprintStatus === 'closed')) {
-      throw missing('sprintId', 'Sprint', 'is not a sprint of this project that accepts tasks');
-    }
-    if (body.labelIds?.some((id) => !labelSetFound.has(id))) throw missing('labelIds', 'Label', 'names a label that is not in this project');
-    if (body.parentId != null && !parents.has(body.parentId)) throw missing('parentId', 'Parent task', 'is not a live task of this project');
+    if (body.sprintId != null && (sprintStatus === undefined || sprintStatus === 'closed')) throw missing('sprintId', [body.sprintId]);
+    if (body.labelIds?.some((id) => !labelSetFound.has(id)))
+      throw missing(
+        'labelIds',
+        body.labelIds.filter((id) => !labelSetFound.has(id)),
+      );
+    if (body.parentId != null && !parents.has(body.parentId)) throw missing('parentId', [body.parentId]);
   });
+}
+
+/**
+ * What each reference a body may hold names, and where a client finds one (decisions.md section
+ * 26): one table for every 404 of a reference, with or without the shape of an id.
+ */
+const REFERENCES = {
+  assigneeId: {
+    what: 'Assignee',
+    missing: 'is not a member of this project',
+    expects: 'the membershipId (a UUID) of a member of this project',
+    list: 'GET /api/v1/members',
+  },
+  sprintId: {
+    what: 'Sprint',
+    missing: 'is not a sprint of this project that accepts tasks',
+    expects: 'the id (a UUID) of a sprint of this project that is not closed',
+    list: 'GET /api/v1/sprints',
+  },
+  labelIds: {
+    what: 'Label',
+    missing: 'names a label that is not in this project',
+    expects: 'the ids (UUIDs) of labels of this project',
+    list: 'GET /api/v1/labels',
+  },
+  parentId: {
+    what: 'Parent task',
+    missing: 'is not a live task of this project',
+    expects: 'the id (a UUID) of a live root task of this project',
+    list: 'GET /api/v1/tasks',
+  },
+  task: {
+    what: 'Task',
+    missing: 'is not a live task of this project',
+    expects: 'the id (a UUID) of a live task of this project',
+    list: 'GET /api/v1/tasks',
+  },
+} as const;
+
+/**
+ * The 404 of a reference (`kind`) that names nothing in the project, `field` as the API names it
+ * (`tasks[2].sprintId`), `sent` the ids it names that are not there: a value that is not even an id
+ * (`assigneeId: "Ada"`) is told what the field expects; every one is told where to find one. Still
+ * a 404, as an id of another project is (the specification's rule 2; ids are opaque strings there).
+ */
+export function referenceNotFound(kind: keyof typeof REFERENCES, field: string, sent: string[]): Problem {
+  const reference = REFERENCES[kind];
+  const shapeless = sent.some((id) => !isUuid(id));
+  const message = shapeless
+    ? `is not an id: it expects ${reference.expects}, which ${reference.list} lists`
+    : `${reference.missing}; ${reference.list} lists them`;
+  return new Problem(HttpStatus.NOT_FOUND, 'not_found', `${reference.what} not found: ${field} ${message}`, [{ field, message }]);
 }
 
 /** labelIds is a set: duplicates collapse, and the order does not matter. */

@@ -206,11 +206,12 @@ export class ListTasksQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ type: String, format: 'date' })
   dueBefore?: string;
 
-  /** `created` (default): newest first, as the specification orders tasks; `rank`: the backlog order, top first. */
+  /** `created`: newest first, the specification's order; `rank`: the backlog order, top first. */
   @IsOptional()
   @IsIn(['created', 'rank'], { message: 'must be created or rank' })
   @ApiPropertyOptional({ enum: ['created', 'rank'], default: 'created' })
-  sort?: 'created' | 'rank';
+  // The default as a value: a cursor of the default order then belongs to `sort=created` too (CursorCodec).
+  sort?: 'created' | 'rank' = 'created';
 
   /** `true`: only tasks with an estimate; `false`: only tasks without one. */
   @IsOptional()
@@ -218,7 +219,7 @@ export class ListTasksQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ['true', 'false'] })
   estimated?: 'true' | 'false';
 
-  /** Tasks whose updatedAt is at or after this instant (ISO 8601 with Z or an offset, e.g. `2026-11-22T10:00:00.000Z`), for sync jobs. */
+  /** updatedAt at or after this instant (ISO 8601 with Z or an offset, e.g. `2026-11-22T10:00:00.000Z`): for sync jobs. */
   @IsOptional()
   @IsInstant()
   @ApiPropertyOptional({ type: String, format: 'date-time' })

@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBody, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { IfMatch } from '../common/http/entity-tag';
+import { CreatedAt } from '../common/http/location';
 import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import {
@@ -47,19 +47,14 @@ export class TasksController {
   @Post()
   @RequirePermission('tasks:create')
   @ApiBody({ type: CreateTaskDto, examples: { task: { value: CREATE_TASK_EXAMPLE } } })
-  @ApiCreatedResponse({
-    type: TaskResponseDto,
-    headers: { Location: { description: 'The new task: /api/v1/tasks/{taskId}', required: true, schema: { type: 'string' } } },
-  })
+  @CreatedAt(TaskResponseDto, '/api/v1/tasks/{taskId}', (answer) => `/api/v1/tasks/${answer.task.id}`)
   @ApiBadRequestResponse({ description: 'Invalid or unknown field, or parentId names a subtask (nesting_too_deep)', type: ProblemDto })
   @ApiNotFoundResponse({
     description: 'assigneeId, labelIds, sprintId or parentId is not in this project, or the sprint is closed',
     type: ProblemDto,
   })
-  async createTask(@CurrentCaller() caller: Caller, @Body() dto: CreateTaskDto, @Res({ passthrough: true }) res: Response): Promise<TaskResponseDto> {
-    const created = await this.tasks.create(caller, dto);
-    res.location(`/api/v1/tasks/${created.task.id}`);
-    return created;
+  createTask(@CurrentCaller() caller: Caller, @Body() dto: CreateTaskDto): Promise<TaskResponseDto> {
+    return this.tasks.create(caller, dto);
   }
 
   /** Creates 1 to 100 tasks at once, all or none; answers them in full, in the order sent. */

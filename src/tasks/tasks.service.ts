@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller';
-import { notFound } from '../common/errors/problem';
 import { assertIfMatch } from '../common/http/entity-tag';
 import type { JsonText } from '../common/http/json-text';
 import { PrismaService } from '../database/prisma.service';
@@ -25,6 +24,7 @@ import type {
   TaskResponseDto,
   UpdateTaskDto,
 } from './task.dto';
+import { liveTaskNotFound } from './live-task-not-found';
 
 @Injectable()
 export class TasksService {
@@ -40,7 +40,7 @@ export class TasksService {
 
   async get(caller: Caller, taskId: string): Promise<TaskResponseDto> {
     const task = await this.reader.detail(caller.projectId, taskId);
-    if (!task) throw notFound('Task');
+    if (!task) throw await liveTaskNotFound(this.prisma.sql, caller.projectId, taskId);
     return { task };
   }
 
@@ -115,7 +115,7 @@ export class TasksService {
       const after = [...(labelIds ? [labelsOf(taskId)] : []), ...(dto.status !== undefined ? [sprintStatusOf(taskId)] : [])];
       const answers = await tx.pipeline(...references, lockLiveTask(projectId, taskId), ...after);
       const [[locked], ...read] = answers.slice(references.length) as [LockedTask[], ...unknown[][]];
-      if (!locked) throw notFound('Task');
+      if (!locked) throw await liveTaskNotFound(tx, projectId, taskId);
       const labels = labelIds ? (read.shift() as { id: string }[]) : undefined;
       const [sprint] = dto.status !== undefined ? (read.shift() as { status: string }[]) : [];
       await assertIfMatch(ifMatch, async () => ({ task: await this.reader.detail(projectId, taskId, tx) }));
@@ -151,7 +151,7 @@ export class TasksService {
         lockTasks(projectId, Prisma.sql`t.id = ${taskId}::uuid AND t.deleted_at IS NULL`, 'FOR NO KEY UPDATE'),
         lockTasks(projectId, Prisma.sql`t.parent_id = ${taskId}::uuid AND t.deleted_at IS NULL`, 'FOR NO KEY UPDATE'),
       );
-      if (!task) throw notFound('Task');
+      if (!task) throw await liveTaskNotFound(tx, projectId, taskId);
       await assertIfMatch(ifMatch, async () => ({ task: await this.reader.detail(projectId, taskId, tx) }));
       const ids = [taskId, ...subtasks.map((subtask) => subtask.id)];
       await this.changes.record(

@@ -11,7 +11,15 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
  * to, so a host that resolves elsewhere between the check and the connection gains nothing).
  * WEBHOOK_ALLOW_PRIVATE_URLS=true lifts all of it but the URL's form (development and tests).
  */
-export class WebhookUrlRefused extends Error {}
+export class WebhookUrlRefused extends Error {
+  constructor(
+    message: string,
+    /** Whether WEBHOOK_ALLOW_PRIVATE_URLS=true would have allowed it: an http:// URL, or a host that is not public. */
+    readonly allowedWhenPrivate = false,
+  ) {
+    super(message);
+  }
+}
 
 /** Address ranges that are not the public internet, each with the word the refusal uses. */
 const NOT_PUBLIC: [range: string, family: 'ipv4' | 'ipv6', what: string][] = [
@@ -102,7 +110,10 @@ export function parseWebhookUrl(raw: string, allowPrivate: boolean): URL {
     throw new WebhookUrlRefused('must be an absolute URL such as https://example.com/webhooks');
   }
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
-    throw new WebhookUrlRefused(allowPrivate ? 'must be an http:// or https:// URL' : 'must be an https:// URL');
+    throw new WebhookUrlRefused(
+      allowPrivate ? 'must be an http:// or https:// URL' : 'must be an https:// URL',
+      !allowPrivate && url.protocol === 'http:',
+    );
   }
   if (url.username || url.password) throw new WebhookUrlRefused('must not carry a user name or password');
   return url;
@@ -133,7 +144,7 @@ function refuseIfNotPublic(address: string, host?: string): void {
   const why = whyNotPublic(address);
   if (why === null) return;
   const what = host ? `host ${host} resolves to ${address}, which` : `${address}`;
-  throw new WebhookUrlRefused(`${what} is not a public address (${why}); only public addresses are allowed`);
+  throw new WebhookUrlRefused(`${what} is not a public address (${why}); only public addresses are allowed`, true);
 }
 
 /** The eight 16-bit groups of an IPv6 address (`::` expanded, a dotted IPv4 tail read as two groups). */

@@ -1,7 +1,7 @@
 import { ApiProperty, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsIn, IsOptional, IsString, ValidateBy } from 'class-validator';
+import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsOptional, IsString, ValidateBy } from 'class-validator';
 import { EVENT_TYPES } from '../changes/change';
-import { IsText, OptionalButNotNull } from '../common/validation/validators';
+import { IsEachOneOf, IsText, OptionalButNotNull } from '../common/validation/validators';
 
 /** What a webhook may subscribe to: event types, or `*` alone for all of them. */
 export const WEBHOOK_EVENT_CHOICES = [...EVENT_TYPES, '*'] as const;
@@ -33,7 +33,7 @@ export class CreateWebhookDto {
   @IsArray()
   @ArrayNotEmpty({ message: 'must name at least one event type, or be ["*"]' })
   @ArrayMaxSize(100)
-  @IsIn(WEBHOOK_EVENT_CHOICES, { each: true, message: `each element must be one of: ${WEBHOOK_EVENT_CHOICES.join(', ')}` })
+  @IsEachOneOf(WEBHOOK_EVENT_CHOICES, 'an event type (or *)')
   @StarStandsAlone()
   @ApiProperty({ type: [String], enum: WEBHOOK_EVENT_CHOICES, example: ['task.created', 'task.updated'] })
   events: string[];

@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBadRequestResponse, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBadRequestResponse, ApiConflictResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { ShowsSecret } from '../common/http/browser-edges';
+import { CreatedAt } from '../common/http/location';
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { NonEmptyBodyPipe } from '../common/validation/non-empty-body.pipe';
 import {
@@ -39,17 +39,11 @@ export class WebhooksController {
   @Post()
   @RequirePermission('webhooks:manage')
   @ShowsSecret()
-  @ApiCreatedResponse({ type: CreatedWebhookDto })
+  @CreatedAt(CreatedWebhookDto, '/api/v1/webhooks/{webhookId}', (answer) => `/api/v1/webhooks/${answer.webhook.id}`)
   @ApiBadRequestResponse({ description: `Invalid or unknown field, an unknown event type, or ${INVALID_URL}`, type: ProblemDto })
   @ApiConflictResponse({ description: 'The project already has 20 webhooks', type: ProblemDto })
-  async createWebhook(
-    @CurrentCaller() caller: Caller,
-    @Body() dto: CreateWebhookDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<CreatedWebhookDto> {
-    const created = await this.webhooks.create(caller, dto);
-    res.location(`/api/v1/webhooks/${created.webhook.id}`);
-    return created;
+  createWebhook(@CurrentCaller() caller: Caller, @Body() dto: CreateWebhookDto): Promise<CreatedWebhookDto> {
+    return this.webhooks.create(caller, dto);
   }
 
   /** One webhook of the project (never its secret). */

@@ -142,7 +142,8 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
   /** A webhook's deliveries, newest first, paginated like the other lists. */
   async deliveries(caller: Caller, webhookId: string, query: PageQueryDto): Promise<WebhookDeliveryPageDto> {
     const limit = query.limit ?? 50;
-    const after = this.cursors.positionAfter('webhook_deliveries', query.cursor);
+    const list = { query, path: { webhookId } };
+    const after = this.cursors.positionAfter('webhook_deliveries', list);
     const webhook = await findWebhook(this.prisma, caller.projectId, webhookId);
     // Keyset: the row comparison is served by the (webhook_id, created_at DESC, id DESC) index.
     const keyset = after ? Prisma.sql`AND (d.created_at, d.id) < (${after.at.toISOString()}::timestamptz, ${after.id}::uuid)` : Prisma.empty;
@@ -152,7 +153,7 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
        WHERE d.webhook_id = ${webhook.view.id}::uuid ${keyset}
        ORDER BY d.created_at DESC, d.id DESC
        LIMIT ${limit + 1}`;
-    const page = toPage(rows, limit, this.cursors, 'webhook_deliveries', (row) => ({ at: row.at, id: row.delivery.id }));
+    const page = toPage(rows, limit, this.cursors, 'webhook_deliveries', list, (row) => ({ at: row.at, id: row.delivery.id }));
     return { deliveries: page.items.map((row) => row.delivery), nextCursor: page.nextCursor };
   }
 
@@ -188,7 +189,13 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
     try {
       await checkWebhookUrl(url, this.config.webhookAllowPrivateUrls);
     } catch (error) {
-      if (error instanceof WebhookUrlRefused) throw invalidFields('invalid_webhook_url', [{ field: 'url', message: error.message }]);
+      if (error instanceof WebhookUrlRefused) {
+        // What lifts it, for a developer pointing a webhook at a receiver on their own machine.
+        const lift = error.allowedWhenPrivate
+          ? ' (a server started with WEBHOOK_ALLOW_PRIVATE_URLS=true allows http:// and private, loopback and link-local addresses: development and tests only)'
+          : '';
+        throw invalidFields('invalid_webhook_url', [{ field: 'url', message: `${error.message}${lift}` }]);
+      }
       throw error;
     }
   }

@@ -11,7 +11,9 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
  *   without content has no body; an event stream is well formed and each message's data
  *   validates against the media type's `x-event-data` schema;
  * - every header the answer documents as required is there, and every documented header
- *   that is there matches its schema.
+ *   that is there matches its schema; and the headers the document's root promises on every
+ *   answer of a part of the service (`x-answer-headers`: X-Request-Id, RateLimit-*) likewise. An
+ *   answer documented by reference (components/responses) is checked as the one it names.
  * Stricter than the document on one point: an answer's object may not carry a property its
  * schema does not list (the published schemas stay open, so that adding a field is not a
  * breaking change for clients), so a field in the SQL JSON but not in the DTO fails a test,
@@ -73,14 +75,31 @@ export class OpenApiContract {
     const method = answer.method === 'HEAD' ? 'get' : answer.method.toLowerCase();
     const found = this.operations.find((candidate) => candidate.method === method && candidate.pattern.test(path));
     const name = `${answer.method} ${answer.url} answered ${answer.status}`;
-    if (!found) return { kind: 'unknown route', errors: this.checkUnknownRoute(answer).map((error) => `${name} (no such operation): ${error}`) };
-    const errors = this.checkOperation(found.operation, answer).map((error) => `${name} (${found.operation.operationId}): ${error}`);
+    const everyAnswer = this.checkAnswerHeaders(path, answer);
+    if (!found) {
+      return {
+        kind: 'unknown route',
+        errors: [...this.checkUnknownRoute(answer), ...everyAnswer].map((error) => `${name} (no such operation): ${error}`),
+      };
+    }
+    const errors = [...this.checkOperation(found.operation, answer), ...everyAnswer].map(
+      (error) => `${name} (${found.operation.operationId}): ${error}`,
+    );
     return { kind: 'operation', operationId: found.operation.operationId, errors };
+  }
+
+  /** The headers `x-answer-headers` promises on every answer of the path's part of the service. */
+  private checkAnswerHeaders(path: string, answer: Answer): string[] {
+    const rules = (this.document as { 'x-answer-headers'?: AnswerHeaderRule[] })['x-answer-headers'] ?? [];
+    const under = (prefix: string) => prefix === '/' || path === prefix || path.startsWith(`${prefix}/`);
+    const applying = rules.filter((rule) => rule.pathPrefixes.some(under) && !rule.exceptStatuses.includes(String(answer.status)));
+    return applying.flatMap((rule) => this.checkHeaders({ headers: rule.headers }, answer).map((error) => `${error} (${rule.answers})`));
   }
 
   private checkOperation(operation: Operation, answer: Answer): string[] {
     const status = String(answer.status);
-    const response = operation.responses[status];
+    const documented = operation.responses[status];
+    const response = documented && this.resolve<ResponseObject>(documented);
     if (!response) return [`status ${status} is not documented (documented: ${Object.keys(operation.responses).join(', ')})`];
     const errors = this.checkHeaders(response, answer);
     const mediaType = (answer.headers['content-type'] ?? '').toString().split(';')[0].trim();
@@ -283,7 +302,15 @@ export interface OpenApiDocument {
 
 interface Operation {
   operationId: string;
-  responses: Record<string, ResponseObject>;
+  responses: Record<string, ResponseObject | { $ref: string }>;
+}
+
+/** A rule of the document's `x-answer-headers`: headers every answer under those paths carries, but at those statuses. */
+interface AnswerHeaderRule {
+  answers: string;
+  pathPrefixes: string[];
+  exceptStatuses: string[];
+  headers: Record<string, HeaderObject | { $ref: string }>;
 }
 
 interface ResponseObject {
@@ -318,4 +345,22 @@ function closeObjects(node: unknown): never {
   for (const [key, value] of Object.entries(node)) copy[key] = key === 'example' ? value : closeObjects(value);
   if (copy.properties && typeof copy.properties === 'object' && copy.additionalProperties === undefined) copy.additionalProperties = false;
   return copy as never;
+}
+
+/**
+ * A copy of `document` whose operations hold their answers in place of references to
+ * components/responses: for tests that read an operation's answers as a client would see them.
+ */
+export function withAnswersResolved<D extends OpenApiDocument>(document: D): D {
+  const copy = JSON.parse(JSON.stringify(document)) as D;
+  const shared = ((document.components ?? {}) as { responses?: Record<string, object> }).responses ?? {};
+  for (const item of Object.values(copy.paths)) {
+    for (const operation of Object.values(item) as { responses?: Record<string, { $ref?: string }> }[]) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const name = response.$ref?.replace('#/components/responses/', '');
+        if (name !== undefined) operation.responses![status] = JSON.parse(JSON.stringify(shared[name])) as { $ref?: string };
+      }
+    }
+  }
+  return copy;
 }

@@ -83,7 +83,7 @@ const CODE_BY_STATUS: Record<number, ProblemCode> = {
   401: 'unauthenticated',
   403: 'insufficient_permission',
   404: 'not_found',
-  405: 'not_found',
+  405: 'method_not_allowed',
   409: 'conflict',
   413: 'payload_too_large',
   415: 'unsupported_media_type',

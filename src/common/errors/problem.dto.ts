@@ -27,4 +27,9 @@ export class ProblemDto {
   /** Present on 403: the permission the key lacks. */
   @ApiPropertyOptional({ enum: ALL_PERMISSIONS, example: 'tasks:edit' })
   requiredPermission?: string;
+  /** Present (true) on the 404 of a live-task endpoint when the task is in the trash: POST /api/v1/trash/{taskId}/restore brings it back. */
+  inTrash?: boolean;
+  /** Present on the 409 of an activation while another sprint is active: that sprint. */
+  @ApiPropertyOptional({ format: 'uuid' })
+  activeSprintId?: string;
 }

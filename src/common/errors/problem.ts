@@ -13,6 +13,7 @@ export const PROBLEM_CODES = [
   'unauthenticated',
   'insufficient_permission',
   'not_found',
+  'method_not_allowed',
   'conflict',
   'dependency_cycle',
   'dependency_exists',

@@ -1,15 +1,13 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { badRequest } from '../errors/problem';
 import { isInstant } from '../dates';
 import { isUuid } from '../ids';
 import { PrismaService } from '../../database/prisma.service';
+import type { PageQueryDto } from './page.dto';
 
 /** Which list a cursor belongs to: a cursor of one list is refused by the others. */
 export type CursorKind = 'tasks' | 'trash' | 'history' | 'webhook_deliveries' | 'comments';
-
-/** Lists whose position is a unique sort key of its own (the backlog order's rank), not a time and an id. */
-export type KeyCursorKind = 'tasks_by_rank';
 
 /** What a key a cursor carries may be: printable ASCII (a rank), as the database holds it. */
 const CURSOR_KEY = /^[!-~]{1,64}$/;
@@ -21,10 +19,41 @@ export interface CursorPosition {
 }
 
 /**
- * Opaque, tamper-evident list cursors: base64url(JSON position) + "." + HMAC. The
- * signing key is made once per database (migration `constraints`), so cursors outlive
- * restarts and work across instances. Anything not issued here, or altered, is 400
- * `invalid_cursor`.
+ * The query of one list that a cursor belongs to: its validated query DTO (every filter, `q`,
+ * `sort`, and whatever parameter a list gains later), plus the path ids that choose the list
+ * (`{taskId}` of a task's history). Every own property counts but the page parameters below.
+ */
+export interface ListQuery {
+  query: PageQueryDto;
+  path?: Record<string, string>;
+}
+
+/**
+ * The parameters that move through a list without choosing it: a cursor stays valid whatever
+ * their values (another `limit` on the next page is fine). A record over PageQueryDto's keys,
+ * so that a page parameter added there must be placed here too (the compiler says so).
+ */
+const PAGE_PARAMETERS: Record<keyof PageQueryDto, true> = { limit: true, cursor: true };
+
+/**
+ * A short digest of what chose a list's items: the path ids and query values (as validated,
+ * defaults included), in name order, without the page parameters. Two requests of one list
+ * share it exactly when they ask for the same items.
+ */
+export function queryDigest({ query, path = {} }: ListQuery): string {
+  const chosen = Object.entries({ ...query, ...path })
+    .filter(([name, value]) => value !== undefined && !(name in PAGE_PARAMETERS))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify(chosen)).digest().subarray(0, 12).toString('base64url');
+}
+
+/**
+ * Opaque, tamper-evident list cursors: base64url(JSON [kind, query digest, ...position]) + "." +
+ * HMAC. A cursor belongs to the list and the query that issued it: sent to another list, or with
+ * other filters, `q` or `sort` (anything but `limit`), it is 400 `invalid_cursor` saying so,
+ * rather than a page of another list that would silently skip or repeat items. The signing key
+ * is made once per database (migration `constraints`), so cursors outlive restarts and work
+ * across instances. Anything not issued here, or altered, is 400 `invalid_cursor` too.
  */
 @Injectable()
 export class CursorCodec implements OnModuleInit {
@@ -37,49 +66,64 @@ export class CursorCodec implements OnModuleInit {
     this.key = Buffer.from(setting.value, 'hex');
   }
 
-  encode(kind: CursorKind, position: CursorPosition): string {
-    return this.sealed([kind, position.at.toISOString(), position.id]);
+  /** A cursor after the item at `position` (a time and an id) of the list `kind` asked for by `list`. */
+  encode(kind: CursorKind, list: ListQuery, position: CursorPosition): string {
+    return this.sealed(kind, list, [position.at.toISOString(), position.id]);
   }
 
-  /** A cursor after the item whose unique sort key is `key`. */
-  encodeKey(kind: KeyCursorKind, key: string): string {
-    return this.sealed([kind, key]);
+  /** A cursor after the item whose unique sort key is `key` (a rank). */
+  encodeKey(kind: CursorKind, list: ListQuery, key: string): string {
+    return this.sealed(kind, list, [key]);
   }
 
-  /** The position a `cursor` query value names; null when none was sent (the first page). */
-  positionAfter(kind: CursorKind, cursor: string | undefined): CursorPosition | null {
-    if (cursor === undefined) return null;
-    const [cursorKind, at, id, ...rest] = this.opened(cursor);
-    if (cursorKind !== kind || typeof at !== 'string' || !isInstant(at) || typeof id !== 'string' || !isUuid(id) || rest.length) {
-      throw invalidCursor();
-    }
+  /** The position that `list.query.cursor` names; null when none was sent (the first page). */
+  positionAfter(kind: CursorKind, list: ListQuery): CursorPosition | null {
+    const values = this.opened(kind, list);
+    if (values === null) return null;
+    const [at, id, ...rest] = values;
+    if (typeof at !== 'string' || !isInstant(at) || typeof id !== 'string' || !isUuid(id) || rest.length) throw notIssuedHere();
     return { at: new Date(at), id };
   }
 
-  /** The key a `cursor` of a KeyCursorKind list names; null when none was sent. */
-  keyAfter(kind: KeyCursorKind, cursor: string | undefined): string | null {
-    if (cursor === undefined) return null;
-    const [cursorKind, key, ...rest] = this.opened(cursor);
-    if (cursorKind !== kind || typeof key !== 'string' || !CURSOR_KEY.test(key) || rest.length) throw invalidCursor();
+  /** The unique sort key that `list.query.cursor` names; null when none was sent. */
+  keyAfter(kind: CursorKind, list: ListQuery): string | null {
+    const values = this.opened(kind, list);
+    if (values === null) return null;
+    const [key, ...rest] = values;
+    if (typeof key !== 'string' || !CURSOR_KEY.test(key) || rest.length) throw notIssuedHere();
     return key;
   }
 
-  private sealed(values: string[]): string {
-    const payload = Buffer.from(JSON.stringify(values)).toString('base64url');
+  private sealed(kind: CursorKind, list: ListQuery, position: string[]): string {
+    const payload = Buffer.from(JSON.stringify([kind, queryDigest(list), ...position])).toString('base64url');
     return `${payload}.${this.sign(payload)}`;
   }
 
-  /** The values of a cursor this service signed; 400 for anything else. */
-  private opened(cursor: string): unknown[] {
+  /** The position values of the cursor `list` carries, once it is known to be this list's and this query's; null without one. */
+  private opened(kind: CursorKind, list: ListQuery): unknown[] | null {
+    const cursor = list.query.cursor;
+    if (cursor === undefined) return null;
     const [payload, signature, ...rest] = cursor.split('.');
-    if (!payload || !signature || rest.length || !this.verify(payload, signature)) throw invalidCursor();
+    if (!payload || !signature || rest.length || !this.verify(payload, signature)) throw notIssuedHere();
+    let decoded: unknown;
     try {
-      const decoded: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-      if (Array.isArray(decoded)) return decoded;
+      decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     } catch {
-      // not JSON: refused below
+      throw notIssuedHere();
     }
-    throw invalidCursor();
+    if (!Array.isArray(decoded) || decoded.length < 2) throw notIssuedHere();
+    const [cursorKind, digest, ...position] = decoded as unknown[];
+    if (cursorKind !== kind) {
+      throw badRequest('invalid_cursor', 'cursor belongs to another list: send it only to the list whose page gave it', 'cursor');
+    }
+    if (digest !== queryDigest(list)) {
+      throw badRequest(
+        'invalid_cursor',
+        'cursor belongs to another query: it was issued with other filters, q or sort; send the query parameters of the page that gave it (only limit may change), or leave cursor out to start from the first page',
+        'cursor',
+      );
+    }
+    return position;
   }
 
   private sign(payload: string): string {
@@ -93,6 +137,6 @@ export class CursorCodec implements OnModuleInit {
   }
 }
 
-function invalidCursor() {
+function notIssuedHere() {
   return badRequest('invalid_cursor', 'cursor is not a cursor this service issued, or it was altered', 'cursor');
 }

@@ -1,5 +1,6 @@
 import { ValidationError, ValidationPipe } from '@nestjs/common';
 import { FieldError, invalidFields } from '../errors/problem';
+import { didYouMean } from './field-hints';
 import { READ_ONLY_FIELD } from './validators';
 
 /**
@@ -16,12 +17,16 @@ export function createValidationPipe(): ValidationPipe {
     // One message per field: the first rule it breaks.
     stopAtFirstError: true,
     transform: true,
-    validationError: { target: false, value: false },
+    // The object each error is about (the DTO instance, or an item of it): an unknown field's hint
+    // reads its class's fields. Never answered: the problem is built below.
+    validationError: { target: true, value: false },
     exceptionFactory: (errors) => {
       const byKind = { unknown: [] as FieldError[], readOnly: [] as FieldError[], invalid: [] as FieldError[] };
-      for (const { field, constraint, message } of firstInvalidItem([...flatten(errors)])) {
-        if (constraint === 'whitelistValidation') byKind.unknown.push({ field, message: 'is not a field of this request' });
-        else if (constraint === READ_ONLY_FIELD) byKind.readOnly.push({ field, message });
+      for (const { field, property, target, constraint, message } of firstInvalidItem([...flatten(errors)])) {
+        if (constraint === 'whitelistValidation') {
+          const hint = didYouMean(property, target);
+          byKind.unknown.push({ field, message: `is not a field of this request${hint ? `; ${hint}` : ''}` });
+        } else if (constraint === READ_ONLY_FIELD) byKind.readOnly.push({ field, message });
         else byKind.invalid.push({ field, message });
       }
       if (byKind.unknown.length) return invalidFields('unknown_field', byKind.unknown);
@@ -44,13 +49,30 @@ function firstInvalidItem<T extends { field: string }>(problems: T[]): T[] {
   return problems.filter((problem) => [undefined, first].includes(indexOf(problem.field)));
 }
 
-function* flatten(errors: ValidationError[], parent = ''): Generator<{ field: string; constraint: string; message: string }> {
+interface FlatError {
+  /** As the API names it: `tasks[3].title`. */
+  field: string;
+  /** Its own name: `title`. */
+  property: string;
+  /** The object it is a property of. */
+  target: object | undefined;
+  constraint: string;
+  message: string;
+}
+
+function* flatten(errors: ValidationError[], parent = ''): Generator<FlatError> {
   for (const error of errors) {
     // An item of an array of objects is named by its index: tasks[3].title.
     const field = !parent ? error.property : /^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`;
     // class-validator words its messages "<property> must ..."; the field is named apart.
     for (const [constraint, message] of Object.entries(error.constraints ?? {})) {
-      yield { field, constraint, message: message.startsWith(`${error.property} `) ? message.slice(error.property.length + 1) : message };
+      yield {
+        field,
+        property: error.property,
+        target: error.target,
+        constraint,
+        message: message.startsWith(`${error.property} `) ? message.slice(error.property.length + 1) : message,
+      };
     }
     yield* flatten(error.children ?? [], field);
   }

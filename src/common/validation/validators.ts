@@ -89,12 +89,35 @@ export function OptionalButNotNull(): PropertyDecorator {
   return ValidateIf((_object, value) => value !== undefined);
 }
 
-/** A field clients may read but never send: sending it is `read_only_field`. */
-export function ReadOnlyField(): PropertyDecorator {
+/** A field clients may read but never send: sending it is `read_only_field`; `message` may say what changes it instead. */
+export function ReadOnlyField(message = 'is read-only'): PropertyDecorator {
   return ValidateBy({
     name: READ_ONLY_FIELD,
-    validator: { validate: (value) => value === undefined, defaultMessage: () => 'is read-only' },
+    validator: { validate: (value) => value === undefined, defaultMessage: () => message },
   });
+}
+
+/**
+ * An array whose every element is one of `allowed`; the message names the first element that is
+ * not, by its value and index, and the allowed ones (`what` names one: `a permission`).
+ */
+export function IsEachOneOf(allowed: readonly unknown[], what: string, options?: ValidationOptions): PropertyDecorator {
+  const stranger = (value: unknown) => (Array.isArray(value) ? value.findIndex((item) => !allowed.includes(item)) : -1);
+  return ValidateBy(
+    {
+      name: 'isEachOneOf',
+      validator: {
+        validate: (value) => Array.isArray(value) && stranger(value) === -1,
+        defaultMessage: (args) => {
+          const index = stranger(args?.value);
+          const shown = index === -1 ? '' : JSON.stringify((args!.value as unknown[])[index])?.slice(0, 100);
+          const bad = index === -1 ? 'has an element that' : `[${index}] is ${shown}, which`;
+          return `${bad} is not ${what}; allowed: ${allowed.join(', ')}`;
+        },
+      },
+    },
+    options,
+  );
 }
 
 /** A comma-separated list (`todo,done`) whose every element is one of `allowed`; empty elements are not. */
