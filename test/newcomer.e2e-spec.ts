@@ -143,6 +143,12 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
       ['POST /tasks/{taskId}/dependencies', () => project.api.post(`/api/v1/tasks/${trashed.id}/dependencies`, { blockedById: live.id })],
       ['DELETE /tasks/{taskId}/dependencies/{blockedById}', () => project.api.delete(`/api/v1/tasks/${trashed.id}/dependencies/${live.id}`)],
       ['GET /tasks/{taskId}/history', () => project.api.get(`/api/v1/tasks/${trashed.id}/history`)],
+      ['GET /tasks/{taskId}/comments', () => project.api.get(`/api/v1/tasks/${trashed.id}/comments`)],
+      ['POST /tasks/{taskId}/comments', () => project.api.post(`/api/v1/tasks/${trashed.id}/comments`, { body: 'Hello' })],
+      ['GET /tasks/{taskId}/comments/{commentId}', () => project.api.get(`/api/v1/tasks/${trashed.id}/comments/${NO_SUCH_ID}`)],
+      ['PATCH /tasks/{taskId}/comments/{commentId}', () => project.api.patch(`/api/v1/tasks/${trashed.id}/comments/${NO_SUCH_ID}`, { body: 'Hi' })],
+      ['DELETE /tasks/{taskId}/comments/{commentId}', () => project.api.delete(`/api/v1/tasks/${trashed.id}/comments/${NO_SUCH_ID}`)],
+      ['GET /tasks/{taskId}/comments/{commentId}/revisions', () => project.api.get(`/api/v1/tasks/${trashed.id}/comments/${NO_SUCH_ID}/revisions`)],
     ];
     it.each(endpoints)('says so on %s', async (_name, send) => {
       expectInTrash(await send());
