@@ -1,12 +1,8 @@
 import { createProject, ISO_TIMESTAMP, TestProject, withKey } from './support/fixtures';
-import { ADMIN_TOKEN, engine, startTestApp, TestApp } from './support/test-app';
+import { ADMIN_TOKEN, engine, useTestApp } from './support/test-app';
 
 describe('admin interface', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   const admin = () => withKey(t, ADMIN_TOKEN);
 
@@ -246,11 +242,7 @@ describe('admin interface', () => {
 });
 
 describe('admin interface without ADMIN_TOKEN', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ adminToken: null });
-  });
-  afterAll(() => t.close());
+  const t = useTestApp({ adminToken: null });
 
   it('answers every admin path with 404, whatever the token', async () => {
     for (const res of [

@@ -1,16 +1,11 @@
 import { createHash } from 'node:crypto';
 import { ALL_PERMISSIONS, Permission } from '../src/auth/permissions';
-import { createProject, createTask, TestProject, withKey } from './support/fixtures';
-import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
+import { createProject, createTask, withKey, useProject } from './support/fixtures';
+import { ADMIN_TOKEN, useTestApp } from './support/test-app';
 
 describe('keys and authentication', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t);
 
   function expectUnauthenticated(res: { status: number; headers: Record<string, string>; body: { code: string } }) {
     expect(res.status).toBe(401);

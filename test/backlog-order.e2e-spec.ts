@@ -1,13 +1,9 @@
 import { createProject, createTask, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { useTestApp } from './support/test-app';
 
 // decisions.md section 18: estimates, the backlog order (rank), sort=rank and the moves.
 describe('estimates and the backlog order (decisions.md section 18)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   /** The project's live tasks in backlog order, page by page. */
   async function inOrder(project: TestProject): Promise<TaskJson[]> {

@@ -1,20 +1,15 @@
 import { networkInterfaces } from 'node:os';
 import { ConfigError, loadConfig } from '../src/config/app-config';
-import { asAdmin, createProject, TestProject } from './support/fixtures';
+import { asAdmin, useProject } from './support/fixtures';
 import { startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process';
-import { startTestApp, TestApp } from './support/test-app';
+import { useTestApp } from './support/test-app';
 
 // decisions.md section 22: what browsers need from every answer.
 const EXPOSED = 'ETag,Location,Retry-After,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,X-Request-Id,Idempotent-Replayed';
 
 describe('CORS, nosniff and Cache-Control (any origin by default)', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp({ webhookAllowPrivateUrls: true });
-    project = await createProject(t);
-  });
-  afterAll(() => t.close());
+  const t = useTestApp({ webhookAllowPrivateUrls: true });
+  const project = useProject(t);
 
   it('answers a preflight 204 without a key, for any origin, with the methods and headers asked', async () => {
     const res = await t.http
@@ -91,13 +86,8 @@ describe('CORS, nosniff and Cache-Control (any origin by default)', () => {
 });
 
 describe('CORS_ORIGINS', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp({ corsOrigins: ['https://board.example.org', 'http://localhost:5173'] });
-    project = await createProject(t);
-  });
-  afterAll(() => t.close());
+  const t = useTestApp({ corsOrigins: ['https://board.example.org', 'http://localhost:5173'] });
+  const project = useProject(t);
 
   it('lets only the listed origins read answers, and tells caches the answer depends on Origin', async () => {
     const allowed = await project.api.get('/api/v1/tasks').set('Origin', 'http://localhost:5173').expect(200);

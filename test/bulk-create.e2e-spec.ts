@@ -1,14 +1,9 @@
-import { createProject, createTask, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { createProject, createTask, NO_SUCH_ID, TaskJson, useProject } from './support/fixtures';
+import { useTestApp } from './support/test-app';
 
 describe('POST /api/v1/tasks/bulk', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t, 'Bulk');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t, 'Bulk');
 
   const titled = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ title: `${prefix} ${i}` }));
   const countTitled = (projectId: string, prefix: string) => t.prisma.task.count({ where: { projectId, title: { startsWith: prefix } } });

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { startTestApp, TestApp } from './support/test-app';
+import { useTestApp } from './support/test-app';
 
 /** Sends `request` as raw bytes and reads the whole answer, until the server closes the connection. */
 function exchange(port: number, request: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
@@ -24,14 +24,12 @@ function exchange(port: number, request: string): Promise<{ status: number; head
 // decisions.md sections 1 and 22: requests that Node's HTTP parser refuses are answered as
 // problem+json too, not with a bare status line.
 describe('requests the HTTP parser refuses', () => {
-  let t: TestApp;
+  const t = useTestApp();
   let port: number;
   beforeAll(async () => {
-    t = await startTestApp();
     await t.app.listen(0, '127.0.0.1');
     port = (t.app.getHttpServer().address() as AddressInfo).port;
   });
-  afterAll(() => t.close());
 
   it('answers headers over the limit with 431 request_header_too_large as problem+json', async () => {
     const answer = await exchange(port, `GET /api/v1/tasks HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${'a'.repeat(32 * 1024)}\r\n\r\n`);

@@ -1,7 +1,7 @@
-import { asAdmin, createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
+import { asAdmin, createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject, useProject } from './support/fixtures';
 import { openEventStream } from './support/event-stream';
 import { listen } from './support/races';
-import { startTestApp, TestApp } from './support/test-app';
+import { useTestApp } from './support/test-app';
 import { startReceiver } from './support/webhook-receiver';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -9,15 +9,9 @@ type Json = Record<string, any>;
 
 // decisions.md section 23: comments, each rule a test, through HTTP.
 describe('comments (decisions.md section 23)', () => {
-  let t: TestApp;
-  let project: TestProject;
-  let other: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp({ webhookAllowPrivateUrls: true });
-    project = await createProject(t, 'Comments');
-    other = await createProject(t, 'Another project');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp({ webhookAllowPrivateUrls: true });
+  const project = useProject(t, 'Comments');
+  const other = useProject(t, 'Another project');
 
   const comments = (taskId: string) => `/api/v1/tasks/${taskId}/comments`;
   const one = (taskId: string, commentId: string) => `/api/v1/tasks/${taskId}/comments/${commentId}`;

@@ -1,21 +1,18 @@
-import { asAdmin, createProject, createTask, NO_SUCH_ID, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { asAdmin, createProject, createTask, NO_SUCH_ID, useProject } from './support/fixtures';
+import { useTestApp } from './support/test-app';
 
 const STRONG_ETAG = /^"[A-Za-z0-9_-]+"$/;
 
 describe('conditional requests: ETag, If-None-Match, If-Match', () => {
-  let t: TestApp;
-  let project: TestProject;
+  const t = useTestApp();
+  const project = useProject(t, 'Conditional');
   let taskId: string;
   let sprintId: string;
   beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t, 'Conditional');
     taskId = (await createTask(project, { title: 'Watched', labelIds: [project.labels[0].id] })).id;
     sprintId = (await project.api.post('/api/v1/sprints', { name: 'Watched sprint' }).expect(201)).body.sprint.id;
     await project.api.delete(`/api/v1/tasks/${(await createTask(project, { title: 'In the trash' })).id}`).expect(204);
   });
-  afterAll(() => t.close());
 
   describe('ETag and If-None-Match on every GET', () => {
     const reads = () => [

@@ -1,8 +1,8 @@
 import { isDatabaseUnavailable, problemFromDatabaseError } from '../src/common/errors/database-errors';
 import { Prisma } from '../src/generated/prisma/client';
-import { asAdmin, createProject, createTask, TestProject } from './support/fixtures';
+import { asAdmin, createTask, useProject } from './support/fixtures';
 import { atOnce, listen, raceClient } from './support/races';
-import { ADMIN_TOKEN, engine, startTestApp, TestApp } from './support/test-app';
+import { ADMIN_TOKEN, engine, useTestApp } from './support/test-app';
 
 // The errors as each layer reports them (shapes read from pg, pg-pool, @prisma/adapter-pg and
 // Prisma Client 6.19); database-outage.e2e-spec.ts produces the common ones for real on PostgreSQL.
@@ -70,16 +70,13 @@ describe('a database constraint the validation did not foresee (a defect)', () =
       ),
   };
   const linesOf = (requestId: string) => lines.filter((line) => line.requestId === requestId);
-  let t: TestApp;
-  let project: TestProject;
+  const t = useTestApp({ logLevel: 'error' }, { logDestination: log });
+  const project = useProject(t);
   beforeAll(async () => {
-    t = await startTestApp({ logLevel: 'error' }, undefined, { logDestination: log });
-    project = await createProject(t);
     // Rules no validation knows of: what a migration would add without its field's kind.
     await t.prisma.$executeRawUnsafe(`ALTER TABLE tasks ADD CONSTRAINT tasks_title_unforeseen CHECK (title <> 'Refused by the database')`);
     await t.prisma.$executeRawUnsafe(`CREATE UNIQUE INDEX labels_color_unforeseen ON labels (project_id, color)`);
   });
-  afterAll(() => t.close());
 
   const internal = {
     type: 'about:blank',

@@ -1,14 +1,9 @@
-import { createProject, createTask, NO_SUCH_ID, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { createProject, createTask, NO_SUCH_ID, useProject } from './support/fixtures';
+import { useTestApp } from './support/test-app';
 
 describe('task dependencies', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t);
 
   const add = (taskId: string, blockedById: string) => project.api.post(`/api/v1/tasks/${taskId}/dependencies`, { blockedById });
 

@@ -1,18 +1,16 @@
 import { EmbeddedMaintenance } from '../src/database/embedded-maintenance';
 import { createProject } from './support/fixtures';
-import { engine, startTestApp, TestApp } from './support/test-app';
+import { engine, useTestApp } from './support/test-app';
 
 // PGlite runs no autovacuum: the service vacuums and analyzes the embedded database's tables
 // past autovacuum's thresholds, a little at a time (src/database/embedded-maintenance.ts). On
 // PostgreSQL, autovacuum does.
 describe('the embedded database’s autovacuum', () => {
-  let t: TestApp;
+  const t = useTestApp();
   beforeAll(async () => {
-    t = await startTestApp();
     // Its timer stopped (and a pass under way finished): the test's passes are the only ones.
     await t.app.get(EmbeddedMaintenance).beforeApplicationShutdown();
   });
-  afterAll(() => t.close());
 
   /** What the planner knows of the tasks table (rows and pages at its last VACUUM or ANALYZE; -1 rows: never), and its dead rows. */
   const tasksStatistics = async () =>

@@ -1,5 +1,5 @@
 import { asAdmin, createProject, createTask, ISO_TIMESTAMP, TestProject, withKey } from './support/fixtures';
-import { engine, startTestApp, TestApp } from './support/test-app';
+import { engine, startTestApp, useTestApp } from './support/test-app';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type EventJson = { id: string; sequence: number; type: string; occurredAt: string; actor: string; data: Record<string, any> };
@@ -8,11 +8,7 @@ type EventJson = { id: string; sequence: number; type: string; occurredAt: strin
 const S = 5;
 
 describe('events and the change feed', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   /** Every event of the project after `after`, through the feed. */
   async function eventsAfter(project: TestProject, after = 0): Promise<EventJson[]> {

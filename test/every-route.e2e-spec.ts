@@ -1,6 +1,6 @@
 import type { Response } from 'supertest';
-import { createProject, NO_SUCH_ID, TestProject } from './support/fixtures';
-import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
+import { NO_SUCH_ID, useProject } from './support/fixtures';
+import { ADMIN_TOKEN, TestApp, useTestApp } from './support/test-app';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -39,15 +39,12 @@ function admitsNull(schema: Json): boolean {
 // decisions.md sections 1 and 17: no input makes a 5xx. Read from the app itself (its router, the
 // document it serves), so that a route or a field added later is checked without a list to keep.
 describe('every route, as the router and the served document list them', () => {
-  let t: TestApp;
-  let project: TestProject;
+  const t = useTestApp();
+  const project = useProject(t);
   let document: Json;
   beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
     document = (await t.http.get('/docs/openapi.json').expect(200)).body;
   });
-  afterAll(() => t.close());
 
   const tokenFor = (path: string) => (path.startsWith('/admin/') ? ADMIN_TOKEN : project.key);
   const send = (method: string, path: string, body?: object): Promise<Response> => {

@@ -20,8 +20,8 @@ import { Prisma } from '../src/generated/prisma/client';
 import { SPRINT_FIELDS } from '../src/sprints/sprint-fields';
 import { TASK_FIELDS } from '../src/tasks/task-fields';
 import { taskKeys } from '../src/tasks/task-view.sql';
-import { createProject, createTask, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { createTask, useProject } from './support/fixtures';
+import { useTestApp } from './support/test-app';
 
 // The field tables (src/tasks/task-fields.ts, src/sprints/sprint-fields.ts) drive the service's
 // SQL, types and DTOs; these tests drive the service from them. Every field clients write is
@@ -97,13 +97,8 @@ const written = (table: FieldTable) =>
   Object.entries(table).filter(([, field]) => clientWrite(field) && field.kind.schema.format !== 'uuid') as [string, Field][];
 
 describe('the field tables', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t, 'Field tables');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t, 'Field tables');
 
   const detail = async (taskId: string) => (await project.api.get(`/api/v1/tasks/${taskId}`).expect(200)).body.task;
   const lastEvent = async () => {

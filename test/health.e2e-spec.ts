@@ -1,11 +1,7 @@
-import { startTestApp, TestApp } from './support/test-app';
+import { useTestApp } from './support/test-app';
 
 describe('health, readiness and API docs', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   it('answers /health without a key', async () => {
     const res = await t.http.get('/health').expect(200);

@@ -1,14 +1,9 @@
-import { createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, useProject } from './support/fixtures';
+import { useTestApp } from './support/test-app';
 
 describe('GET /api/v1/tasks/{taskId}/history', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t);
 
   it('lists entries newest first as {id, createdAt, actor, action, changes}', async () => {
     const task = await createTask(project, { title: 'One' });

@@ -1,14 +1,9 @@
-import { createProject, fromRandomAddress, TestProject } from './support/fixtures';
-import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
+import { createProject, fromRandomAddress, useProject } from './support/fixtures';
+import { ADMIN_TOKEN, startTestApp, useTestApp } from './support/test-app';
 
 describe('HTTP conventions: problem+json, strict input, body limits', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t);
 
   const admin = () => ({ Authorization: `Bearer ${ADMIN_TOKEN}` });
 
@@ -138,11 +133,7 @@ describe('rate limit per key', () => {
   // The admin interface is limited per client address (decisions.md section 21): this test's
   // project is set up through it (8 requests), under the limit.
   const LIMIT = 10;
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ rateLimitPerMinute: LIMIT });
-  });
-  afterAll(() => t.close());
+  const t = useTestApp({ rateLimitPerMinute: LIMIT });
 
   it('counts each key apart and answers 429 rate_limited with Retry-After past the limit', async () => {
     const project = await createProject(t);

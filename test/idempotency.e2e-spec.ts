@@ -1,14 +1,9 @@
-import { createProject, createTask, NO_SUCH_ID, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { createProject, createTask, NO_SUCH_ID, useProject } from './support/fixtures';
+import { useTestApp } from './support/test-app';
 
 describe('Idempotency-Key', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t, 'Idempotency');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t, 'Idempotency');
 
   const countTasks = (projectId: string, title: string) => t.prisma.task.count({ where: { projectId, title } });
   const storedAnswers = (keyId: string) => t.prisma.idempotentRequest.count({ where: { keyId } });

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { SprintsService } from '../src/sprints/sprints.service';
-import { asAdmin, createProject, createTask, ISO_TIMESTAMP, TestProject } from './support/fixtures';
-import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
+import { asAdmin, createTask, ISO_TIMESTAMP, useProject } from './support/fixtures';
+import { ADMIN_TOKEN, useTestApp } from './support/test-app';
 
 /** What the service writes, line by line (a pino destination). */
 class CapturedLog {
@@ -22,15 +22,12 @@ describe('logs and request ids', () => {
   // One app for the whole file: lines written outside a request go to the first logger
   // nestjs-pino saw in this module registry, which must be the one writing to `log`.
   const log = new CapturedLog();
-  let t: TestApp;
-  let project: TestProject;
+  const t = useTestApp({ logLevel: 'debug' }, { logDestination: log });
+  const project = useProject(t);
   let keyId: string;
   beforeAll(async () => {
-    t = await startTestApp({ logLevel: 'debug' }, undefined, { logDestination: log });
-    project = await createProject(t);
     keyId = (await t.prisma.apiKey.findFirstOrThrow({ where: { projectId: project.id } })).id;
   });
-  afterAll(() => t.close());
 
   it('writes one JSON line per request: time, level, request id, method, route template, status, duration, key and project', async () => {
     const created = await project.api.post('/api/v1/tasks', { title: 'Logged' }).set('X-Request-Id', 'create-1').expect(201);

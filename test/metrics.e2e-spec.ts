@@ -1,5 +1,5 @@
-import { createProject, createTask, NO_SUCH_ID, TestProject } from './support/fixtures';
-import { engine, startTestApp, TestApp } from './support/test-app';
+import { createTask, NO_SUCH_ID, useProject } from './support/fixtures';
+import { engine, useTestApp } from './support/test-app';
 
 interface Sample {
   name: string;
@@ -40,13 +40,8 @@ function parsePrometheus(text: string): { samples: Sample[]; types: Map<string, 
 }
 
 describe('GET /metrics', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t);
 
   const scrape = async () => {
     const res = await t.http.get('/metrics').expect(200);

@@ -1,7 +1,7 @@
 import { isCatchAllRoute } from '../src/common/http/catch-all';
 import { ALL_PERMISSIONS } from '../src/auth/permissions';
-import { asAdmin, createProject, createTask, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { asAdmin, createProject, createTask, NO_SUCH_ID, TaskJson, useProject } from './support/fixtures';
+import { TestApp, useTestApp } from './support/test-app';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -16,13 +16,8 @@ function routerRoutes(t: TestApp): { path: string; methods: string[] }[] {
 
 // decisions.md section 26: what a newcomer trips on, each rule through HTTP.
 describe('what a newcomer trips on (decisions.md section 26)', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t, 'Newcomer');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t, 'Newcomer');
 
   describe('routes', () => {
     it('answers a method that a path does not serve 405 method_not_allowed with Allow, on every route the router holds, without a key', async () => {

@@ -6,7 +6,7 @@ import { problemFromDatabaseError } from '../src/common/errors/database-errors';
 import { asAdmin, createProject, createTask, NO_SUCH_ID, TestProject } from './support/fixtures';
 import { OpenApiContract, withAnswersResolved, type Answer, type OpenApiDocument } from './support/openapi-contract';
 import { taskKeys } from '../src/tasks/task-view.sql';
-import { startTestApp, TestApp } from './support/test-app';
+import { startTestApp, TestApp, useTestApp } from './support/test-app';
 
 interface Operation {
   operationId: string;
@@ -555,13 +555,11 @@ describe('the 429 example', () => {
 });
 
 describe('the answer checker (test/support/openapi-contract.ts)', () => {
-  let t: TestApp;
+  const t = useTestApp();
   let contract: OpenApiContract;
   beforeAll(async () => {
-    t = await startTestApp();
     contract = OpenApiContract.of((await t.http.get('/docs/openapi.json').expect(200)).body);
   });
-  afterAll(() => t.close());
 
   const rateLimit = { 'ratelimit-limit': 10, 'ratelimit-remaining': '9', 'ratelimit-reset': '60', 'x-request-id': 'r', etag: '"abc"' };
   const json = (status: number, body: unknown, headers: Record<string, string | number> = rateLimit): Answer => ({

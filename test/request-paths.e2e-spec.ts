@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { createProject, fromAddress, TestProject } from './support/fixtures';
-import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
+import { fromAddress, useProject } from './support/fixtures';
+import { ADMIN_TOKEN, useTestApp } from './support/test-app';
 
 /** Sends `request` as raw bytes and reads the answer's status line and headers (the server closes: Connection: close). */
 function exchange(port: number, request: string): Promise<{ status: number; headers: Record<string, string> }> {
@@ -25,16 +25,13 @@ function exchange(port: number, request: string): Promise<{ status: number; head
 // Idempotency-Key, If-Match: src/common/http/surface.ts) sees the request the router serves.
 describe('paths as they are spelled', () => {
   const LIMIT = 20;
-  let t: TestApp;
-  let project: TestProject;
+  const t = useTestApp({ rateLimitPerMinute: LIMIT });
+  const project = useProject(t);
   let port: number;
   beforeAll(async () => {
-    t = await startTestApp({ rateLimitPerMinute: LIMIT });
-    project = await createProject(t);
     await t.app.listen(0, '127.0.0.1');
     port = (t.app.getHttpServer().address() as AddressInfo).port;
   });
-  afterAll(() => t.close());
 
   it('answers /API/v1 and /ADMIN/v1 (any other case) 404 not_found as problem+json, reaching no endpoint', async () => {
     const before = await t.prisma.task.count();

@@ -1,18 +1,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { asAdmin, createProject, createTask, KeyClient, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { useTestApp } from './support/test-app';
 
 // decisions.md section 19: what a sprint committed to and delivered, read from the ledger that
 // every change writes in its own transaction; frozen at the close.
 describe('sprint reports (decisions.md section 19)', () => {
-  let t: TestApp;
+  const t = useTestApp();
   let admin: KeyClient;
   beforeAll(async () => {
-    t = await startTestApp();
     admin = asAdmin(t);
   });
-  afterAll(() => t.close());
 
   const tally = (tasks: number, points: number, unestimated: number) => ({ tasks, points, unestimated });
   const sprint = async (project: TestProject, name: string) => (await project.api.post('/api/v1/sprints', { name }).expect(201)).body.sprint;

@@ -1,14 +1,9 @@
-import { asAdmin, createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { asAdmin, createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject, useProject } from './support/fixtures';
+import { useTestApp } from './support/test-app';
 
 describe('sprints', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t);
 
   const createSprint = async (p: TestProject, body: Record<string, unknown> = {}) =>
     (await p.api.post('/api/v1/sprints', { name: 'Sprint', ...body }).expect(201)).body.sprint;

@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Test } from 'supertest';
 import { ADMIN_TOKEN } from './support/test-database';
-import { createProject, createTask, NO_SUCH_ID, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { createTask, NO_SUCH_ID, useProject } from './support/fixtures';
+import { useTestApp } from './support/test-app';
 
 // decisions.md section 17, "Bad input is bad input": what JSON.parse accepts silently is refused
 // with 400 before any validation, for every body and every text field. The operations and their
@@ -94,14 +94,11 @@ function objectPaths(fields: Segment[][]): Segment[][] {
 }
 
 describe('bad input is refused before any validation (decisions.md section 17)', () => {
-  let t: TestApp;
-  let project: TestProject;
+  const t = useTestApp();
+  const project = useProject(t);
   let operations: BodyOperation[];
   let ids: Record<string, string>;
-
   beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
     operations = bodyOperations((await t.http.get('/docs/openapi.json').expect(200)).body);
     const task = await createTask(project);
     const sprint = (await project.api.post('/api/v1/sprints', { name: 'Sprint' }).expect(201)).body.sprint;
@@ -115,7 +112,6 @@ describe('bad input is refused before any validation (decisions.md section 17)',
       keyId: key.id,
     };
   });
-  afterAll(() => t.close());
 
   /** Sends `body` (JSON text or bytes) as application/json to the operation, with the credentials it takes. */
   function send(operation: BodyOperation, body: string | Buffer): Test {
@@ -301,16 +297,13 @@ describe('bad input is refused before any validation (decisions.md section 17)',
 });
 
 describe('/health while deep bodies arrive (decisions.md section 17)', () => {
-  let t: TestApp;
-  let project: TestProject;
+  const t = useTestApp();
+  const project = useProject(t);
   let port: number;
   beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
     await t.app.listen(0, '127.0.0.1');
     port = (t.app.getHttpServer().address() as AddressInfo).port;
   });
-  afterAll(() => t.close());
 
   /**
    * Sends the request's bytes as they are (little work for the test on the event loop it shares

@@ -1,12 +1,8 @@
 import { asAdmin, createProject, createTask, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
-import { createTestDatabase, engine, startTestApp, TestApp } from './support/test-app';
+import { createTestDatabase, engine, startTestApp, TestApp, useTestApp } from './support/test-app';
 
 describe('GET /api/v1/tasks', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   const ids = (res: { body: { tasks: TaskJson[] } }) => res.body.tasks.map((task) => task.id);
 

@@ -1,20 +1,14 @@
-import { createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TestProject } from './support/fixtures';
+import { createTask, ISO_TIMESTAMP, NO_SUCH_ID, useProject } from './support/fixtures';
 import { taskKeys } from '../src/tasks/task-view.sql';
-import { startTestApp, TestApp } from './support/test-app';
+import { useTestApp } from './support/test-app';
 
 // A task's keys in full, as TASK_FIELDS and TASK_RELATION_VIEWS declare them (no list kept here).
 const DETAIL_KEYS = taskKeys('detail').sort();
 
 describe('tasks', () => {
-  let t: TestApp;
-  let project: TestProject;
-  let other: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
-    other = await createProject(t, 'Other project');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t);
+  const other = useProject(t, 'Other project');
 
   const historyOf = (taskId: string) => t.prisma.historyEntry.findMany({ where: { taskId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
 

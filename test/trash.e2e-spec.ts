@@ -1,14 +1,9 @@
-import { asAdmin, createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TaskJson, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { asAdmin, createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, TaskJson, TestProject, useProject } from './support/fixtures';
+import { useTestApp } from './support/test-app';
 
 describe('trash', () => {
-  let t: TestApp;
-  let project: TestProject;
-  beforeAll(async () => {
-    t = await startTestApp();
-    project = await createProject(t);
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
+  const project = useProject(t);
 
   const trash = (p: TestProject, id: string) => p.api.delete(`/api/v1/tasks/${id}`).expect(204);
   const restore = (p: TestProject, id: string) => p.api.post(`/api/v1/trash/${id}/restore`);

@@ -1,18 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createProject, createTask, TestProject } from './support/fixtures';
-import { startTestApp, TestApp } from './support/test-app';
+import { useTestApp } from './support/test-app';
 import { sleep, startReceiver, waitUntil } from './support/webhook-receiver';
 
 /** Where webhooks may send, as a deployment without WEBHOOK_ALLOW_PRIVATE_URLS has it. */
 describe('webhook targets (SSRF guard)', () => {
-  let t: TestApp;
+  const t = useTestApp({ webhookRetrySchedule: [60_000], webhookTimeoutMs: 1000 });
   let project: TestProject;
   beforeAll(async () => {
-    t = await startTestApp({ webhookRetrySchedule: [60_000], webhookTimeoutMs: 1000 });
     expect(t.config.webhookAllowPrivateUrls).toBe(false);
     project = await createProject(t, 'Webhook targets');
   });
-  afterAll(() => t.close());
 
   const create = (url: string) => project.api.post('/api/v1/webhooks', { url, events: ['*'] });
 

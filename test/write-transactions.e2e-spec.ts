@@ -2,18 +2,16 @@ import { PrismaService } from '../src/database/prisma.service';
 import { RetryTransaction } from '../src/database/sql';
 import { Prisma } from '../src/generated/prisma/client';
 import { counter } from './support/races';
-import { engine, startTestApp, TestApp } from './support/test-app';
+import { engine, useTestApp } from './support/test-app';
 
 // What PrismaService.write promises every service, on both engines: a write's last statements
 // (SqlTransaction.finish) go out together with its COMMIT, and stand or fall with the write.
 // Services rely on it through ChangeLog.record and the Idempotency-Key's stored answer.
 describe('write transactions', () => {
-  let t: TestApp;
+  const t = useTestApp();
   beforeAll(async () => {
-    t = await startTestApp();
     await t.prisma.$executeRawUnsafe('CREATE TABLE write_test (id int PRIMARY KEY)');
   });
-  afterAll(() => t.close());
   beforeEach(() => t.prisma.$executeRawUnsafe('DELETE FROM write_test'));
 
   const stored = async () => (await t.prisma.$queryRaw<{ id: number }[]>`SELECT id FROM write_test ORDER BY id`).map((row) => row.id);
