@@ -64,6 +64,14 @@ describe('requests the HTTP parser refuses', () => {
     expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
   });
 
+  it('answers CONNECT with 405 method_not_allowed as problem+json, rather than closing the connection', async () => {
+    const answer = await exchange(port, 'CONNECT localhost:443 HTTP/1.1\r\nHost: localhost:443\r\n\r\n');
+    expect(answer.status).toBe(405);
+    expect(answer.headers['content-type']).toBe('application/problem+json');
+    expect(JSON.parse(answer.body)).toMatchObject({ status: 405, code: 'method_not_allowed' });
+    expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
+  });
+
   it('answers a request that is not HTTP with 400 malformed_request as problem+json', async () => {
     const answer = await exchange(port, 'HELLO THERE\r\n\r\n');
     expect(answer.status).toBe(400);

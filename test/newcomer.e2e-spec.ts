@@ -26,8 +26,10 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
       const problems: string[] = [];
       let checked = 0;
       for (const path of new Set(routes.map((route) => route.path.replace(/:\w+/g, NO_SUCH_ID)))) {
-        // What serves this path: every route whose template it fits (a literal segment is no parameter's value here).
-        const serving = routes.filter((route) => new RegExp(`^${route.path.replace(/:\w+/g, '[^/]+')}$`).test(path));
+        // What serves this path: the routes of that very path when it has no parameter (ids are UUIDs:
+        // `bulk` is no task's id), else every route whose template it fits.
+        const literal = routes.filter((route) => route.path === path);
+        const serving = literal.length > 0 ? literal : routes.filter((route) => new RegExp(`^${route.path.replace(/:\w+/g, '[^/]+')}$`).test(path));
         const served = new Set(serving.flatMap((route) => route.methods));
         if (served.has('GET')) served.add('HEAD');
         const allow = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((method) => served.has(method) || method === 'OPTIONS');
@@ -41,6 +43,21 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
       }
       expect(checked).toBeGreaterThan(100);
       expect(problems).toEqual([]);
+    });
+
+    it('answers 405 on a path of its own that a route with an id would fit (GET /api/v1/tasks/bulk), with or without a key', async () => {
+      for (const [method, path] of [
+        ['get', '/api/v1/tasks/bulk'],
+        ['patch', '/api/v1/tasks/move'],
+        ['delete', '/api/v1/tasks/bulk'],
+      ] as const) {
+        for (const key of [null, project.key]) {
+          const request = t.http[method](path);
+          const res = await (key ? request.set('Authorization', `Bearer ${key}`) : request).expect(405);
+          expect(res.headers.allow).toBe('POST, OPTIONS');
+          expect(res.body).toMatchObject({ code: 'method_not_allowed' });
+        }
+      }
     });
 
     it('names the route and the methods it serves in the 405', async () => {
@@ -199,6 +216,17 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
       }
     });
 
+    it('answers the beginning of one field’s name (label, due, desc, start) with that field', async () => {
+      for (const [sent, meant] of [
+        ['label', 'labelIds'],
+        ['due', 'dueDate'],
+        ['desc', 'description'],
+      ]) {
+        await unknownField(await project.api.post('/api/v1/tasks', { title: 'x', [sent]: null }), sent, meant);
+      }
+      await unknownField(await project.api.post('/api/v1/sprints', { name: 'x', start: '2026-12-01' }), 'start', 'startDate');
+    });
+
     it('offers no field that is far from the one sent, nor a read-only one', async () => {
       await unknownField(await project.api.post('/api/v1/tasks', { title: 'x', colour: 'red' }), 'colour', null);
       await unknownField(await project.api.post('/api/v1/sprints', { name: 'x', statu: 'active' }), 'statu', null);
@@ -231,6 +259,11 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
         expect(res.status).toBe(404);
         expect(res.body.errors[0]).toMatchObject({ field, message: expect.stringContaining('GET /api/v1/tasks') });
       }
+      const comment = await project.api.post(`/api/v1/tasks/${task.id}/comments`, { body: 'x', parentId: 'nope' }).expect(404);
+      expect(comment.body.errors[0]).toEqual({
+        field: 'parentId',
+        message: 'is not an id: it expects the id (a UUID) of a top-level comment of this task, which GET /api/v1/tasks/{taskId}/comments lists',
+      });
       // An id of the right shape that names nothing here says where to find one too.
       const missing = await project.api.post('/api/v1/tasks', { title: 'x', assigneeId: NO_SUCH_ID }).expect(404);
       expect(missing.body.errors[0].message).toBe('is not a member of this project; GET /api/v1/members lists them');

@@ -240,6 +240,35 @@ describe('bad input is refused before any validation (decisions.md section 17)',
     expect(({} as Record<string, unknown>).title).toBeUndefined();
   });
 
+  it('answers a key named like what every object inherits (toString, valueOf, hasOwnProperty) anywhere with 400 unknown_field, and stores nothing', async () => {
+    await expectRefusedEverywhere((operation) =>
+      objectPaths(operation.fields).flatMap((at) =>
+        ['toString', 'valueOf', 'hasOwnProperty'].map((key) => ({
+          body: wrap(at, `{"${key}":1}`),
+          code: 'unknown_field',
+          field: fieldName([...at, key]),
+        })),
+      ),
+    );
+  });
+
+  it('answers a query parameter named like what every object inherits with 400 unknown_field, on every list', async () => {
+    const task = (await project.api.post('/api/v1/tasks', { title: 'Queried' }).expect(201)).body.task;
+    for (const path of [
+      '/api/v1/tasks',
+      '/api/v1/trash',
+      '/api/v1/events',
+      `/api/v1/tasks/${task.id}/history`,
+      `/api/v1/tasks/${task.id}/comments`,
+      '/api/v1/reports/velocity',
+    ]) {
+      for (const name of ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty']) {
+        const res = await project.api.get(`${path}?${name}=1`);
+        expect([path, name, res.status, res.body.code, res.body.errors?.[0]?.field]).toEqual([path, name, 400, 'unknown_field', name]);
+      }
+    }
+  });
+
   it('answers a body nested deeper than 64 levels with 400 malformed_json, and stores nothing; 64 levels are read', async () => {
     await expectRefusedEverywhere(() => [{ body: `{"a":${'['.repeat(64)}${']'.repeat(64)}}`, code: 'malformed_json' }]);
     const res = await project.api

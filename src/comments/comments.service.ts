@@ -8,6 +8,7 @@ import { lockComments, lockTasks } from '../changes/locks';
 import { isoTimestamp } from '../common/dates';
 import { notFound, Problem } from '../common/errors/problem';
 import { liveTaskNotFound } from '../tasks/live-task-not-found';
+import { referenceNotFound } from '../tasks/task-references';
 import { withDefaults } from '../common/fields/fields';
 import { assertIfMatch } from '../common/http/entity-tag';
 import type { JsonText } from '../common/http/json-text';
@@ -144,9 +145,7 @@ export class CommentsService {
       if (!task) throw await liveTaskNotFound(tx, projectId, taskId);
       const [parent] = parents;
       if (parentId !== null && !parent) {
-        throw new Problem(HttpStatus.NOT_FOUND, 'not_found', 'Comment to reply to not found', [
-          { field: 'parentId', message: 'is not a comment of this task (or it was deleted)' },
-        ]);
+        throw referenceNotFound('commentParentId', 'parentId', [parentId]);
       }
       if (parent?.parentId) {
         throw new Problem(HttpStatus.BAD_REQUEST, 'nesting_too_deep', 'parentId names a reply: replies have one level only', [

@@ -13,6 +13,7 @@ import type { SqlTransaction } from '../database/sql';
 import { lockSprints, lockTasks } from '../changes/locks';
 import { Prisma } from '../generated/prisma/client';
 import { FINISHED_STATUSES } from '../tasks/task-fields';
+import { referenceNotFound } from '../tasks/task-references';
 import type { CreateSprintDto, SprintDto, SprintListDto, SprintResponseDto, UpdateSprintDto } from './sprint.dto';
 import { SPRINT_FIELDS, SPRINT_SQL, SPRINT_WRITABLE, SprintFields } from './sprint-fields';
 import { SPRINT_JSON } from './sprint-view.sql';
@@ -154,7 +155,7 @@ export class SprintsService {
       const current = sprints.find((found) => found.id === sprintId);
       if (!current) throw notFound('Sprint');
       const target = moveOpenTasksTo === null ? null : sprints.find((found) => found.id === moveOpenTasksTo && found.projectId === current.projectId);
-      if (target === undefined) throw notFound('Sprint to move the open tasks to');
+      if (target === undefined) throw referenceNotFound('moveOpenTasksTo', 'moveOpenTasksTo', [moveOpenTasksTo!]);
       if (current.status !== 'active') throw conflict('conflict', `Only the active sprint can be closed; this one is ${current.status}`);
       if (target && target.status !== 'planned')
         throw conflict('conflict', `Open tasks can only move to a planned sprint; that one is ${target.status}`);

@@ -134,6 +134,18 @@ const REFERENCES = {
     expects: 'the id (a UUID) of a live task of this project',
     list: 'GET /api/v1/tasks',
   },
+  commentParentId: {
+    what: 'Comment to reply to',
+    missing: 'is not a comment of this task (or it was deleted)',
+    expects: 'the id (a UUID) of a top-level comment of this task',
+    list: 'GET /api/v1/tasks/{taskId}/comments',
+  },
+  moveOpenTasksTo: {
+    what: 'Sprint to move the open tasks to',
+    missing: 'is not a sprint of this project',
+    expects: 'the id (a UUID) of a planned sprint of the same project',
+    list: 'GET /api/v1/sprints',
+  },
 } as const;
 
 /**

@@ -21,6 +21,11 @@ const ANSWERS: Record<string, ClientErrorAnswer> = {
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request_timeout', detail: 'The request was not received in time' },
 };
 const NOT_HTTP: ClientErrorAnswer = { status: 400, code: 'malformed_request', detail: 'The request is not valid HTTP/1.1' };
+const CONNECT: ClientErrorAnswer = {
+  status: 405,
+  code: 'method_not_allowed',
+  detail: 'CONNECT is not served: this server is no proxy',
+};
 const EXPECTATION_FAILED: ClientErrorAnswer = {
   status: 417,
   code: 'expectation_failed',
@@ -35,7 +40,8 @@ type ServerSocket = Duplex & { _httpMessage?: { headersSent: boolean } | null };
  * text that is not HTTP, too slow) are answered as problem+json like every other error
  * (decisions.md sections 1 and 22), where Node would send a bare status line. Node's own rule
  * is kept: an answer only where none has started on the connection, which is then closed.
- * So is a request whose `Expect` is not `100-continue` (Node answers a bare 417 before any route).
+ * So is a request whose `Expect` is not `100-continue` (Node answers a bare 417 before any route),
+ * and a CONNECT (405: no route serves it, and Node would close the connection without an answer).
  */
 export function answerClientErrorsAsProblems(server: Server): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: ServerSocket) => {
@@ -45,6 +51,12 @@ export function answerClientErrorsAsProblems(server: Server): void {
       socket.write([`HTTP/1.1 ${status} ${title}`, ...head, '', body].join('\r\n'));
     }
     socket.destroy();
+  });
+  // CONNECT is emitted instead of 'request' (Node would close the connection without a word).
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    const { status, title, headers, body } = problemAnswer(CONNECT);
+    const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
+    socket.end([`HTTP/1.1 ${status} ${title}`, ...head, '', body].join('\r\n'));
   });
   // Emitted instead of 'request', so no route sees it; the body is not read, hence the close.
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {

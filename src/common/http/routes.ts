@@ -43,13 +43,35 @@ export class RouteTable {
    * template of the route that serves it; none for a path no route serves.
    */
   allowed(path: string): { methods: string[]; template: string | null } {
-    const serving = this.known().filter((route) => route.matches(path));
+    const matching = this.known().filter((route) => route.matches(path));
+    // A path that names a route without a parameter means that route (ids are UUIDs, never `bulk`).
+    const literal = matching.filter((route) => !route.template.includes('{'));
+    const serving = literal.length > 0 ? literal : matching;
     if (serving.length === 0) return { methods: [], template: null };
     const methods = new Set(serving.flatMap((route) => route.methods));
     if (methods.has('GET')) methods.add('HEAD');
     methods.add('OPTIONS');
     return { methods: METHOD_ORDER.filter((method) => methods.has(method)), template: serving[0].template };
   }
+
+  /**
+   * A route with an id in its path took a request whose path names a route without one (`GET
+   * /api/v1/tasks/bulk`, taken by `GET /api/v1/tasks/:taskId`): ids are UUIDs, so such a path
+   * names the literal route, and its other methods are 405 like any method a path does not serve.
+   */
+  assertNamesItsRoute(request: Request): void {
+    const template = (request.route as { path?: string } | undefined)?.path;
+    if (!template?.includes(':')) return;
+    const literal = this.literalPaths().get(request.path.replace(/(.)\/$/, '$1'));
+    if (literal) throw methodNotAllowed(request.method, literal.template, this.allowed(request.path).methods);
+  }
+
+  /** The routes without a parameter, by path: what a path that names one of them means. */
+  private literalPaths(): Map<string, KnownRoute> {
+    return (this.literal ??= new Map(this.known().flatMap((route) => (route.template.includes('{') ? [] : [[route.template, route]]))));
+  }
+
+  private literal: Map<string, KnownRoute> | undefined;
 
   /** Read on first use: by the first request every route has been registered. */
   private known(): KnownRoute[] {
@@ -96,15 +118,20 @@ export class UnknownRouteGuard implements CanActivate {
       throw new Problem(HttpStatus.NOT_FOUND, 'not_found', `No endpoint serves ${request.path}: GET /docs lists the endpoints`);
     }
     if (request.method === 'OPTIONS') return true;
-    throw new Problem(
-      HttpStatus.METHOD_NOT_ALLOWED,
-      'method_not_allowed',
-      `${request.method} is not served at ${template}; it serves ${methods.join(', ')} (Allow)`,
-      undefined,
-      {},
-      { Allow: methods.join(', ') },
-    );
+    throw methodNotAllowed(request.method, template, methods);
   }
+}
+
+/** 405 method_not_allowed with Allow: `method` is not one of the `methods` that serve `template`. */
+function methodNotAllowed(method: string, template: string, methods: string[]): Problem {
+  return new Problem(
+    HttpStatus.METHOD_NOT_ALLOWED,
+    'method_not_allowed',
+    `${method} is not served at ${template}; it serves ${methods.join(', ')} (Allow)`,
+    undefined,
+    {},
+    { Allow: methods.join(', ') },
+  );
 }
 
 /**
@@ -126,5 +153,5 @@ class UnknownRouteController {
   }
 }
 
-@Module({ controllers: [UnknownRouteController], providers: [RouteTable, UnknownRouteGuard] })
+@Module({ controllers: [UnknownRouteController], providers: [UnknownRouteGuard] })
 export class UnknownRouteModule {}

@@ -11,8 +11,13 @@ export const MAX_JSON_DEPTH = 64;
  */
 export const MAX_KEYS_PER_OBJECT = 1000;
 
-/** Keys that mean something to JavaScript objects: refused anywhere in a body (decisions.md section 17). */
-const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+/**
+ * Keys that mean something to JavaScript objects: refused anywhere in a body and as query
+ * parameters (decisions.md section 17). Every name an object inherits, not only `__proto__`,
+ * `constructor` and `prototype`: class-transformer skips a key whose name is an inherited method
+ * (`toString`), so the whitelist would never see it and the field would vanish silently.
+ */
+export const PROTOTYPE_KEYS: ReadonlySet<string> = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 
 /** A lone UTF-16 surrogate: with the `u` flag, a paired one reads as one code point of another category. */
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -26,7 +31,8 @@ export const NOT_UNICODE_TEXT = 'must be valid Unicode text: UTF-8, without a lo
  *   malformed_json, found before anything recurses or is built;
  * - not JSON, or not an object: 400 malformed_json;
  * - a key twice in one object: 400 malformed_json naming it (which one was meant is unknowable);
- * - a key `__proto__`, `constructor` or `prototype`: 400 unknown_field naming it;
+ * - a key `__proto__`, `constructor`, `prototype` or any other name objects inherit: 400
+ *   unknown_field naming it;
  * - a string (value or key) with a lone surrogate, or holding an offset of `notUtf8At` (where the
  *   body's bytes were not UTF-8, body-parsing.ts): 400 validation_failed naming it.
  * Throws the Problem. (Such an offset outside any string is not JSON: JSON.parse refuses the U+FFFD there.)

@@ -29,7 +29,20 @@ export function didYouMean(sent: string, dto: object | undefined): string | null
   const alias = ALIASES[sent];
   if (alias !== undefined && fields.includes(alias)) return `did you mean \`${alias}\`?`;
   const close = closest(sent, fields);
-  return close.length === 0 ? null : `did you mean ${close.map((field) => `\`${field}\``).join(' or ')}?`;
+  const offered = close.length > 0 ? close : startOf(sent, fields);
+  return offered.length === 0 ? null : `did you mean ${offered.map((field) => `\`${field}\``).join(' or ')}?`;
+}
+
+/**
+ * The one field whose name `sent` begins, when no field is near it: `label` for `labelIds`, `due`
+ * for `dueDate`, `desc` for `description`, `start` for `startDate` (compared as `closest` does, at
+ * least three characters, and only when a single field begins so).
+ */
+function startOf(sent: string, fields: string[]): string[] {
+  const plain = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
+  if (plain(sent).length < 3) return [];
+  const starting = fields.filter((field) => plain(field).startsWith(plain(sent)));
+  return starting.length === 1 ? starting : [];
 }
 
 /** Longer than any field name by far: not compared. */
