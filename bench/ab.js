@@ -1,5 +1,5 @@
 'use strict';
-// npm run bench:ab -- sides=old,new old=<tree>@<database> new=<tree>@<database> [rows=create,patch] [rounds=5] [duration=6] [together=1] [rows-from=side]
+// npm run bench:ab -- sides=old,new old=<tree>@<database> new=<tree>@<database> [rows=create,patch] [rounds=5] [duration=6] [together=1] [rows-from=side] [deep-page=1000]
 //
 // Two or more builds of the service on one machine, measured in turns: CPU per request of the
 // service process and of its PostgreSQL backends, as run.js measures it. On a shared machine a
@@ -37,6 +37,8 @@ function parseArgs(argv) {
     rounds: Number(values.rounds ?? 5),
     together: values.together === '1',
     rowsFromSide: values['rows-from'] === 'side',
+    // Page 1000 by default, not run.js's 2000: earlier A/B runs may have left tasks in the trash.
+    deepPage: Number(values['deep-page'] ?? 1000),
     duration: Number(values.duration ?? 6),
     connections: Number(values.connections ?? 32),
     sides: sides.map((name) => {
@@ -60,7 +62,7 @@ function parseArgs(argv) {
 }
 
 /** A new key for each of the seeded projects the rows use (the seed prints only the big one's), and the rows. */
-async function prepareSide(side, { connections, rowsFromSide }) {
+async function prepareSide(side, { connections, rowsFromSide, deepPage }) {
   const client = new Client({ connectionString: side.databaseUrl });
   await client.connect();
   try {
@@ -87,8 +89,7 @@ async function prepareSide(side, { connections, rowsFromSide }) {
     const tree = rowsFromSide ? side.tree : path.resolve(__dirname, '..');
     const { readFixtures } = require(path.join(tree, 'bench/fixtures.js'));
     const { scenarios } = require(path.join(tree, 'bench/scenarios.js'));
-    // Page 1000, not run.js's 2000: earlier A/B runs may have left tasks in the trash.
-    const fixtures = await readFixtures(session, { big, writer, hooked, deepPage: 1000 });
+    const fixtures = await readFixtures(session, { big, writer, hooked, deepPage });
     return scenarios({
       bigKey: big.key,
       writerKey: writer.key,
