@@ -288,7 +288,23 @@ FROM
           END AS estimate
         FROM
           sprint_scope c
-          -- By its primary key, task by task (OFFSET 0 keeps the planner from hashing the whole table).
+          -- The task as it is now. Those in the sprint now (most), in one pass of its sprint_id index
+          -- and hashed (OFFSET 0: not looked up one by one through the primary key); the others by
+          -- their primary key, task by task (OFFSET 0 keeps the planner from hashing the whole table).
+          LEFT JOIN (
+            SELECT
+              t.id,
+              t.rank,
+              t.title,
+              t.status,
+              t.estimate
+            FROM
+              tasks t
+            WHERE
+              t.sprint_id = $1::uuid
+            OFFSET
+              0
+          ) here ON here.id = c.task_id
           LEFT JOIN LATERAL (
             SELECT
               t.id,
@@ -299,12 +315,24 @@ FROM
             FROM
               tasks t
             WHERE
-              t.id = c.task_id
+              here.id IS NULL
+              AND t.id = c.task_id
             OFFSET
               0
-          ) t ON true
+          ) gone ON true
+          CROSS JOIN LATERAL (
+            SELECT
+              COALESCE(here.id, gone.id) AS id,
+              COALESCE(here.rank, gone.rank) AS rank,
+              COALESCE(here.title, gone.title) AS title,
+              COALESCE(here.status, gone.status) AS status,
+              CASE
+                WHEN here.id IS NULL THEN gone.estimate
+                ELSE here.estimate
+              END AS estimate
+          ) t
         WHERE
-          c.sprint_id = $1::uuid
+          c.sprint_id = $2::uuid
           AND s.status <> 'planned'
         UNION ALL
         SELECT
@@ -325,13 +353,13 @@ FROM
         FROM
           tasks t
         WHERE
-          t.sprint_id = $2::uuid
+          t.sprint_id = $3::uuid
           AND t.deleted_at IS NULL
           AND s.status = 'planned'
       ) c ON true
     WHERE
-      s.id = $3::uuid
-      AND s.project_id = $4::uuid
+      s.id = $4::uuid
+      AND s.project_id = $5::uuid
     GROUP BY
       s.id
   ) answer;

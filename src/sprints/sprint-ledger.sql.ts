@@ -171,8 +171,15 @@ export function reportSql(projectId: string, sprintId: string): Statement<{ repo
            CASE WHEN c.in_scope OR c.carried_over OR t.id IS NULL THEN c.status ELSE t.status END AS status,
            CASE WHEN c.in_scope OR c.carried_over OR t.id IS NULL THEN c.estimate ELSE t.estimate END AS estimate
       FROM sprint_scope c
-      -- By its primary key, task by task (OFFSET 0 keeps the planner from hashing the whole table).
-      LEFT JOIN LATERAL (SELECT t.id, t.rank, t.title, t.status, t.estimate FROM tasks t WHERE t.id = c.task_id OFFSET 0) t ON true
+      -- The task as it is now. Those in the sprint now (most), in one pass of its sprint_id index
+      -- and hashed (OFFSET 0: not looked up one by one through the primary key); the others by
+      -- their primary key, task by task (OFFSET 0 keeps the planner from hashing the whole table).
+      LEFT JOIN (SELECT t.id, t.rank, t.title, t.status, t.estimate FROM tasks t WHERE t.sprint_id = ${sprintId}::uuid OFFSET 0) here
+             ON here.id = c.task_id
+      LEFT JOIN LATERAL (SELECT t.id, t.rank, t.title, t.status, t.estimate FROM tasks t WHERE here.id IS NULL AND t.id = c.task_id OFFSET 0) gone
+             ON true
+     CROSS JOIN LATERAL (SELECT COALESCE(here.id, gone.id) AS id, COALESCE(here.rank, gone.rank) AS rank, COALESCE(here.title, gone.title) AS title,
+                                COALESCE(here.status, gone.status) AS status, CASE WHEN here.id IS NULL THEN gone.estimate ELSE here.estimate END AS estimate) t
      WHERE c.sprint_id = ${sprintId}::uuid`;
   const planned = Prisma.sql`
     SELECT t.id AS task_id, false AS committed, NULL::numeric AS committed_estimate, NULL::numeric AS entered_estimate,
