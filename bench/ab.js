@@ -67,13 +67,13 @@ async function prepareSide(side, { connections, rowsFromSide, deepPage }) {
   await client.connect();
   try {
     const session = { query: async (sql, params) => (await client.query(sql, params)).rows };
-    // The seed's projects: the big one first, then the small ones (writer, hooked), by id as seed.js makes them.
-    const projects = await session.query(
-      `SELECT p.id::text AS id FROM projects p ORDER BY (SELECT count(*) FROM tasks t WHERE t.project_id = p.id) DESC, p.id LIMIT 3`,
-    );
-    // The close row's project: the last small one, which no other row writes to (by name: the
-    // tasks the row adds to it would move it in the order by size).
-    const [closer] = await session.query(`SELECT id::text AS id FROM projects WHERE name = 'Bench project 9'`);
+    // The seed's projects, as run.js takes them: the big one, the writer and the hooked one (its
+    // first two small ones), and for the close row the last small one, which no other row writes
+    // to. By name: rows add tasks to them, which would move them in an order by size.
+    const named = async (name) => (await session.query(`SELECT id::text AS id FROM projects WHERE name = $1`, [name]))[0];
+    const projects = [await named('Bench big project'), await named('Bench project 1'), await named('Bench project 2')];
+    if (projects.includes(undefined)) throw new Error(`${side.name}: no seeded projects named 'Bench big project', 'Bench project 1' and 2`);
+    const closer = await named('Bench project 9');
     // With the permissions of the key the side's own seed gave the project (an older tree knows fewer).
     const withKey = async ({ id }) => {
       const key = newApiKey();
