@@ -28,13 +28,18 @@ async function captureServiceSql(call, answer = { tasks: '[]', total: 0, version
       captured = strings instanceof Prisma.Sql ? strings : Prisma.sql(strings, ...values);
       return Promise.resolve([answer]);
     },
+    // A statement that knows its rows (src/database/sql.ts Statement): text and values.
+    rows(statement) {
+      captured = statement;
+      return Promise.resolve([answer]);
+    },
   };
   // The hot reads go through PrismaService.sql and .preparedSql (the driver), the rest through Prisma itself.
   recorder.sql = recorder;
   recorder.preparedSql = recorder;
   await call(recorder);
   if (!captured) throw new Error('the service sent no raw statement');
-  return { text: captured.text, values: captured.values.map((value) => (value instanceof Date ? value.toISOString() : value)) };
+  return { text: captured.text, values: [...captured.values].map((value) => (value instanceof Date ? value.toISOString() : value)) };
 }
 
 /**
