@@ -36,6 +36,6 @@ export class SearchedPageQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString()
   @IsText(1, 500)
-  @ApiPropertyOptional({ minLength: 1, maxLength: 500, example: 'deploy -staging' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 500, example: 'sign -template' })
   search?: string;
 }
