@@ -31,11 +31,12 @@ export class SearchedPageQueryDto extends PageQueryDto {
    * `deployment`); every word is required, `"two words"` must be adjacent in that order, `-word`
    * excludes, `or` between two terms takes either. Punctuation is never an error: a search
    * without any word matches nothing. Combined with every other filter (AND); with
-   * `sort=relevance`, best match first (title over description over comments).
+   * `sort=relevance`, best match first (title over description over comments). E.g. `sign -template`,
+   * `"due date"`, `invoice or receipt`.
    */
   @IsOptional()
   @IsString()
   @IsText(1, 500)
-  @ApiPropertyOptional({ minLength: 1, maxLength: 500, example: 'sign -template' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 500 })
   search?: string;
 }
