@@ -171,6 +171,9 @@ async function readFixtures(session, { big, writer, hooked, pageSize = 50, deepP
     comments,
     assigneeId,
     searchWord: SEARCH_WORD,
+    // The selective search row: a task number, which one title holds (and, as a prefix, the titles of
+    // its tenfold numbers, when the project has them).
+    selectiveSearch: String(Math.max(1, Math.floor(big.tasks * 0.54321))),
     deepPage,
     deepCursor,
     cursorBeforeDeep,

@@ -118,6 +118,23 @@ function scenarios({ bigKey, writerKey, hookedKey, closerKey, adminToken, fixtur
       headers: big,
       steps: [() => ({ method: 'GET', path: `/api/v1/tasks?limit=50&cursor=${fixtures.cursorBeforeDeep}` })],
     },
+    // Search (issue 38, decisions.md section 25): title, description and comments, exact totals.
+    searchSelective: {
+      name: 'search, selective (a task number)',
+      headers: big,
+      steps: [() => ({ method: 'GET', path: `/api/v1/tasks?search=${fixtures.selectiveSearch}` })],
+    },
+    // Four verbs of the seed's twelve: a third of the titles.
+    searchBroad: {
+      name: 'search, broad (a third of the project)',
+      headers: big,
+      steps: [() => ({ method: 'GET', path: `/api/v1/tasks?search=${encodeURIComponent('fix or add or update or remove')}` })],
+    },
+    searchRelevance: {
+      name: `search + sort=relevance (${fixtures.searchWord}, about 5 %)`,
+      headers: big,
+      steps: [() => ({ method: 'GET', path: `/api/v1/tasks?search=${fixtures.searchWord}&sort=relevance` })],
+    },
     // The backlog order (issue 26): its first page, and a deep one by its keyset cursor (a rank).
     listRank: { name: 'list, sort=rank default page', headers: big, steps: [() => ({ method: 'GET', path: '/api/v1/tasks?sort=rank' })] },
     listRankDeep: {

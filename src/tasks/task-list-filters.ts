@@ -1,6 +1,8 @@
 import { Prisma } from '../generated/prisma/client';
 import { isUuid } from '../common/ids';
+import type { SearchedPageQueryDto } from '../common/pagination/page.dto';
 import type { ListTasksQueryDto } from './task.dto';
+import { textSearchCondition } from './finding/text-search';
 
 /** Which tasks a list shows: SQL conditions on the task row `t` (TaskReader adds the project). */
 export interface TaskListFilter {
@@ -37,11 +39,19 @@ export function taskListFilter(query: ListTasksQueryDto): TaskListFilter {
   if (query.updatedSince) conditions.push(Prisma.sql`t.updated_at >= ${query.updatedSince}::timestamptz`);
   if (query.estimated !== undefined)
     conditions.push(query.estimated === 'true' ? Prisma.sql`t.estimate IS NOT NULL` : Prisma.sql`t.estimate IS NULL`);
-  return { conditions, rowOnly: query.labelId === undefined };
+  return searched({ conditions, rowOnly: query.labelId === undefined }, query);
 }
 
-/** The trash: every task in it. */
-export const TRASH_FILTER: TaskListFilter = { conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true };
+/** The trash: every task in it, or those `search` finds. */
+export function trashFilter(query: SearchedPageQueryDto): TaskListFilter {
+  return searched({ conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true }, query);
+}
+
+/** A search reads the task's words (task_search), not the task row alone: its totals are counted again. */
+function searched(filter: TaskListFilter, { search }: SearchedPageQueryDto): TaskListFilter {
+  if (search === undefined) return filter;
+  return { conditions: [...filter.conditions, textSearchCondition(search)], rowOnly: false };
+}
 
 function oneOf(column: string, enumType: string, values: string[]): Prisma.Sql {
   const items = values.map((value) => Prisma.sql`${value}::${Prisma.raw(enumType)}`);

@@ -35,7 +35,9 @@ export class TasksService {
   ) {}
 
   list(caller: Caller, query: ListTasksQueryDto): Promise<JsonText<TaskListDto>> {
-    return this.reader.list(caller.projectId, taskListFilter(query), query.sort ?? 'created', query);
+    const sort = query.sort ?? 'created';
+    const order = sort === 'relevance' ? { relevanceTo: query.search ?? '', list: 'tasks' as const } : sort;
+    return this.reader.list(caller.projectId, taskListFilter(query), order, query);
   }
 
   async get(caller: Caller, taskId: string): Promise<TaskResponseDto> {

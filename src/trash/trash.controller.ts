@@ -4,9 +4,8 @@ import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/a
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
-import { PageQueryDto } from '../common/pagination/page.dto';
 import { TaskResponseDto } from '../tasks/task.dto';
-import { TrashListDto } from './trash.dto';
+import { TrashListDto, TrashListQueryDto } from './trash.dto';
 import { TrashService } from './trash.service';
 
 @ApiTags('trash')
@@ -19,7 +18,7 @@ export class TrashController {
   @Get()
   @Header('Content-Type', JSON_CONTENT_TYPE)
   @ApiOkResponse({ type: TrashListDto })
-  listTrash(@CurrentCaller() caller: Caller, @Query() query: PageQueryDto): Promise<JsonText<TrashListDto>> {
+  listTrash(@CurrentCaller() caller: Caller, @Query() query: TrashListQueryDto): Promise<JsonText<TrashListDto>> {
     return this.trash.list(caller, query);
   }
 

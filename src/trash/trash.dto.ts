@@ -1,8 +1,22 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional } from 'class-validator';
+import { SearchedPageQueryDto } from '../common/pagination/page.dto';
+import { OnlyWith } from '../common/validation/validators';
 import type { SameKeys, ShownField } from '../common/fields/fields';
 import type { TASK_FIELDS } from '../tasks/task-fields';
 import { TaskDto } from '../tasks/task.dto';
 import type { ShownRelation } from '../tasks/task-view.sql';
+
+/** The trash's query: a page, `search`, and its order. */
+export class TrashListQueryDto extends SearchedPageQueryDto {
+  /** `deleted`: most recently deleted first; `relevance` (only with `search`): best match first, ties newest created first. */
+  @IsOptional()
+  @IsIn(['deleted', 'relevance'], { message: 'must be deleted or relevance' })
+  @OnlyWith('relevance', 'search')
+  @ApiPropertyOptional({ enum: ['deleted', 'relevance'], default: 'deleted' })
+  // The default as a value: a cursor of the default order then belongs to `sort=deleted` too (CursorCodec).
+  sort?: 'deleted' | 'relevance' = 'deleted';
+}
 
 /** A task in the trash: as the task list shows it, with when it was deleted. */
 export class TrashedTaskDto extends TaskDto {

@@ -2,17 +2,16 @@ import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
 import { conflict, notFound } from '../common/errors/problem';
 import type { JsonText } from '../common/http/json-text';
-import { PageQueryDto } from '../common/pagination/page.dto';
 import { PrismaService } from '../database/prisma.service';
 import { RetryTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import { ChangeLog } from '../changes/change-log.service';
 import { CHANGE_TIME } from '../changes/change';
 import { lockSprints, lockTasks } from '../changes/locks';
-import { TRASH_FILTER } from '../tasks/task-list-filters';
+import { trashFilter } from '../tasks/task-list-filters';
 import { TaskReader } from '../tasks/task-reader.service';
 import type { TaskDetailDto, TaskResponseDto } from '../tasks/task.dto';
-import type { TrashListDto } from './trash.dto';
+import type { TrashListDto, TrashListQueryDto } from './trash.dto';
 
 @Injectable()
 export class TrashService {
@@ -23,8 +22,9 @@ export class TrashService {
   ) {}
 
   /** The project's trash, most recently deleted first, paginated like the task list. */
-  list(caller: Caller, query: PageQueryDto): Promise<JsonText<TrashListDto>> {
-    return this.reader.list(caller.projectId, TRASH_FILTER, 'deleted', query);
+  list(caller: Caller, query: TrashListQueryDto): Promise<JsonText<TrashListDto>> {
+    const order = query.sort === 'relevance' ? { relevanceTo: query.search ?? '', list: 'trash' as const } : 'deleted';
+    return this.reader.list(caller.projectId, trashFilter(query), order, query);
   }
 
   /**
