@@ -350,3 +350,20 @@ describe('the field tables', () => {
     }
   });
 });
+
+// A text kind would take "x" as a URL, in the API and in the database: nothing else can tell a
+// URL field from a text field, so its name decides (docs/extending.md, The kinds).
+describe('the field tables’ URL fields', () => {
+  const namedLikeAUrl = Object.entries(FIELD_TABLES).flatMap(([tableName, table]) =>
+    Object.entries(table)
+      .filter(([name]) => /(url|uri|link|href)$/i.test(name))
+      .map(([name, field]) => [`${tableName}.${name}`, field] as [string, Field]),
+  );
+
+  it('gives every field named like a URL or a link (…Url, …Uri, …Link, …Href) the url kind', () => {
+    const notUrls = namedLikeAUrl
+      .filter(([, field]) => !('http_url' in field.kind.checks(field.column)))
+      .map(([name]) => `${name} is named like a URL but is not of the url(max) kind: give it url(max), not text(...)`);
+    expect(notUrls).toEqual([]);
+  });
+});

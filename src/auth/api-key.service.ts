@@ -26,10 +26,8 @@ export class ApiKeyService {
   private readonly lastUsedWrites = new Map<string, number>();
   private readonly requestKeys = new WeakMap<Request, RequestKey>();
   /**
-   * Hashes recently looked up that named no live key (unknown or revoked), the one seen longest
-   * ago first. Such a hash never names one later: keys are revoked for good, and a new key's
-   * secret is random, not known before it is issued. So a token sent again is answered from
-   * here: guessing with the same tokens, or a script stuck on a revoked key, costs no query.
+   * Hashes recently found dead (unknown or revoked), which never come alive (revocation is final,
+   * new secrets are random): a token sent again costs no query.
    */
   private readonly deadKeyHashes = new Set<string>();
 

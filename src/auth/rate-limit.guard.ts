@@ -20,26 +20,10 @@ import type { RateLimitStorage } from './rate-limit.storage';
 const REMEMBERED_LIVE_KEYS = 10_000;
 
 /**
- * The rate limit of decisions.md sections 10 and 21, on @nestjs/throttler, RATE_LIMIT_PER_MINUTE
- * requests per counter:
- * - an /api/v1 request with a live key counts against that key, across all routes and
- *   addresses, and against nothing else: what other requests from its address did never stops it;
- * - an /api/v1 request without one (no key, an unknown or a revoked one) counts against its
- *   client address, so guessing keys is throttled;
- * - every /admin/v1 request counts against its client address, in a counter of the admin
- *   interface's own, whether or not its token is right.
- * Answered with RateLimit-Limit, -Remaining and -Reset on every answer it counts, and 429
- * rate_limited with Retry-After past the limit. It runs before ApiKeyGuard and AdminTokenGuard,
- * so 401 answers carry the headers too. The counters live in memory, or in Redis when REDIS_URL
- * is set (auth.module.ts).
- *
- * Telling a live key from another takes the key's look-up, so every request with a token is
- * looked up, an address blocked for guessing or not: only then is a fresh live key from there
- * told apart. A guess from a blocked address costs one look-up by hash (an index probe), and no
- * more: a token sent again, or one not shaped like a key, is answered from memory
- * (ApiKeyService), and the answer is 429 whatever the token. A live key over its own limit is
- * answered 429 without its look-up when it was recently seen live (REMEMBERED_LIVE_KEYS, least
- * recently seen first out).
+ * The rate limit of decisions.md sections 10 and 21: a live key counts against itself alone,
+ * anything else against its address (guessing keys is throttled), /admin/v1 against a counter of
+ * its own. Before the auth guards, so that 401s carry the headers too. A guess from a blocked
+ * address costs one index probe at most; a live key over its limit, none when seen recently.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {

@@ -25,32 +25,11 @@ import {
 } from './change';
 
 /**
- * The one place that records a change: its task history entries, its events (the change feed,
- * decisions.md sections 13, 20 and 23: tasks, sprints, labels, members and comments), their webhook deliveries (the outbox, section 14) and the sprint
- * ledger (section 19), inside the change's own transaction, so that all of them commit with the change or not at all. Every
- * write ends with one call to `record`, which also sends the write's own statements and the
- * COMMIT (docs/locking.md: this is the last step of the lock order).
- *
- * `record` sends, in one round trip (SqlTransaction.finish):
- * 1. The claim: the project's next `sequence` numbers, by updating its `event_sequences` row,
- *    whose lock it then holds until the transaction ends, and the change's time, taken under
- *    that lock (`last_change_at`, later than the previous change's). A concurrent change
- *    of the same project waits there and takes its numbers and time only after this one has
- *    committed (or rolled back, returning its numbers): sequences are gap-free and in commit
- *    order, and so are the times, which the write's statements read as CHANGE_TIME.
- * 2. The write's own statements (inserts, updates, deletes), which see the time.
- * 3. At a sprint's activation or close, the sprint ledger's statements: the scope committed, the
- *    rows of the tasks the close moves out, the frozen report (src/sprints/sprint-ledger.sql.ts).
- * 4. One statement that writes the rest, numbering from the row the claim updated (and, but at
- *    a close, first the ledger's rows for what the change did to the active sprint's scope). It starts
- *    after the writes, so its `data` is built by PostgreSQL from the rows as they are right
- *    after this change, in commit order (a blocker finished by the change before shows here),
- *    with the same JSON definitions as the API's answers (task-view.sql.ts, sprint-view.sql.ts),
- *    read only for the kinds of resource the change records (viewCtes).
- * 5. The COMMIT (under an Idempotency-Key, one round trip later, with the stored answer).
- * The project's event row is therefore held only while the database does this change's own
- * work, never while Node waits. At commit, NOTIFY wakes the feed's long polls and the webhook
- * workers.
+ * The one place that records a change: history, events, webhook deliveries and the sprint ledger,
+ * in the change's own transaction so that they commit with it or not at all (docs/locking.md: the
+ * last step of the lock order; docs/statements.md: the statement it sends).
+ * The claim of the project's `event_sequences` row comes first and is held only while the
+ * database works: sequences and change times are gap-free and in commit order.
  */
 @Injectable()
 export class ChangeLog {
@@ -66,13 +45,9 @@ export class ChangeLog {
   }
 
   /**
-   * Writes `change` with the statements `writes` (their timestamps read CHANGE_TIME) and ends
-   * the transaction. Answers each task, sprint, label and member the change names as its event
-   * shows it (a task as GET answers it, or as the trash lists it), so that the service can answer with it
-   * instead of reading it again, and the rows each of `writes` returned, in order.
-   *
-   * Every row the writes change must already be locked (docs/locking.md): after the claim, no
-   * statement of the change may wait for a row lock.
+   * Writes `change` with `writes` and commits; answers each resource as its event shows it, so
+   * that the caller need not read it again. Every row `writes` change must already be locked: after
+   * the claim, no statement may wait for a row lock (docs/locking.md).
    */
   async record<W extends unknown[][] = unknown[][]>(tx: SqlTransaction, change: Change, ...writes: Prisma.Sql[]): Promise<Recorded<W>> {
     if (change.records.length === 0) throw new Error('A change records at least one task, sprint, label, member or comment change');
@@ -88,14 +63,11 @@ export class ChangeLog {
       };
     });
     const count = rows.length;
-    // The resources to show, by kind, as arrays rather than a subquery on `input`: the planner
-    // takes json_to_recordset for 100 rows and would scan the whole project's tasks to match
-    // them (measured on PGlite: 4x the planning time, 6x the execution time of one create).
+    // Arrays rather than a subquery on `input`: the planner guesses 100 rows for json_to_recordset
+    // and would scan the project's tasks (docs/performance.md, Measured choices).
     const ids = Object.fromEntries(RECORD_KINDS.map((kind) => [kind, rows.flatMap((row) => (row.kind === kind ? [row.id] : []))])) as ShownIds;
-    // The clock is the database's, read once the row is locked (the SET list is computed after
-    // the lock), in the milliseconds the API shows, and a millisecond after the project's last
-    // change at least: each change of a project has a time of its own, in commit order, so that
-    // a task's history, ordered by time, is in the order its changes were made.
+    // The database's clock, read under the row lock and at least a millisecond after the last
+    // change: a task's history ordered by time is the order its changes were made in.
     const claim = statement<{ at: string }>(Prisma.sql`
       WITH claimed AS (
         INSERT INTO event_sequences AS s (project_id, last_sequence, last_change_at)
@@ -161,11 +133,7 @@ export class ChangeLog {
 /** The ids of each kind of resource a change records, which its events and its answer show. */
 type ShownIds = Record<RecordKind, string[]>;
 
-/**
- * How each kind of resource is shown (its id and JSON, `kind`, `id`, `view`), read from the rows
- * as the change left them; a task as GET answers it, or as the trash lists it (after the CTE
- * `shown` and TASK_VIEW_CTES, viewCtes); a deleted comment as its record says (commentViews).
- */
+/** How each kind of resource is shown (`kind`, `id`, `view`), read from the rows as the change left them. */
 const VIEW_OF: Record<RecordKind, (projectId: string, ids: string[], change: Change) => Prisma.Sql> = {
   task: () => Prisma.sql`
     SELECT 'task' AS kind, t.id, CASE WHEN t.deleted_at IS NULL THEN ${taskJson({ detail: true })} ELSE ${taskJson({ trash: true })} END AS view
@@ -179,11 +147,7 @@ const VIEW_OF: Record<RecordKind, (projectId: string, ids: string[], change: Cha
   comment: (projectId, _ids, change) => commentViews(projectId, change),
 };
 
-/**
- * A comment created or updated as GET answers it; a deleted one as `{id, taskId, parentId}`,
- * from its record (decisions.md section 23: its row is gone, or a tombstone whose own view is
- * not what the event shows).
- */
+/** A deleted comment is shown from its record: its row is gone or a tombstone (decisions.md section 23). */
 function commentViews(projectId: string, change: Change): Prisma.Sql {
   const records = change.records.filter((record): record is CommentChange => 'comment' in record);
   const shown = records.filter((record) => !record.deleted).map((record) => record.comment);
@@ -219,12 +183,7 @@ function historyCte(change: Change): Cte {
       FROM input i WHERE i.kind = 'task' AND i.action <> 'purged'`;
 }
 
-/**
- * The CTEs of `record`'s last statement that read what the change shows, ending with `views`
- * (kind, id, view): only for the kinds it records, so that a task's change does not carry (nor
- * the database plan) the label and member views, and a label's or member's change not the
- * task view's CTEs.
- */
+/** The CTEs ending with `views`, only for the kinds the change records: the database plans no view it does not need. */
 function viewCtes(projectId: string, ids: ShownIds, change: Change): Cte[] {
   const kinds = RECORD_KINDS.filter((kind) => ids[kind].length > 0);
   const views = cte('views')`${Prisma.join(
@@ -252,11 +211,7 @@ function answerColumns(ids: ShownIds): Prisma.Sql {
   );
 }
 
-/**
- * SQL for the sequence number that `record` gives the `ord`th record (from 1) of `change`, for
- * the write statements sent with it (after the claim): a task's rank derives from its created
- * event's number (src/tasks/task-ranks.ts).
- */
+/** The sequence number `record` gives the `ord`th record (from 1), for writes sent after the claim (task-ranks.ts). */
 export function recordSequence(change: Change, ord: number): Prisma.Sql {
   return Prisma.sql`((SELECT last_sequence FROM event_sequences WHERE project_id = ${change.projectId}::uuid) - ${change.records.length} + ${ord})`;
 }
@@ -280,10 +235,7 @@ export interface Recorded<W extends unknown[][] = unknown[][]> {
 /** Task id: the task as the change left it. */
 export type RecordedTasks = Record<string, TaskDetailDto>;
 
-/**
- * The row of `record`'s last statement: `views` by kind and id, each built by the view of its
- * kind (taskJson, SPRINT_JSON, LABEL_JSON, MEMBER_JSON), which the DTOs describe; and the NOTIFY.
- */
+/** The row of `record`'s last statement: the views by kind and id, and the NOTIFY. */
 type RecordedViews = Omit<Recorded, 'written'> & { notified: string };
 
 /** A dependency's history entry names the other task as the changed field `blockedById`. */

@@ -21,11 +21,7 @@ export interface SprintChange {
   changes?: FieldChange[];
 }
 
-/**
- * What happened to one label or one member (the app side, decisions.md section 20): its event
- * `label.<action>` or `member.<action>`. Tasks show labels and members by id, joined when read,
- * so a rename is this one record, not an update of every task that shows it.
- */
+/** A label's or member's change (decisions.md section 20): one record, since tasks join them when read. */
 export interface LabelChange {
   label: string;
   action: 'created' | 'updated';
@@ -38,11 +34,7 @@ export interface MemberChange {
   changes?: FieldChange[];
 }
 
-/**
- * What happened to one comment (decisions.md section 23): its event `comment.<action>`. A comment
- * writes no task history and leaves its task's updatedAt alone. `deleted` carries what the event
- * shows of it, `{id, taskId, parentId}`: its row is gone, or a tombstone by then.
- */
+/** A comment's change (decisions.md section 23): no task history; `deleted` keeps what its event shows. */
 export interface CommentChange {
   comment: string;
   action: 'created' | 'updated' | 'deleted';
@@ -99,19 +91,13 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/**
- * The channel on which a committed change announces its project (LISTEN/NOTIFY). The payload is
- * the project id, followed by WEBHOOK_DELIVERIES_QUEUED when the change queued webhook deliveries
- * (a redeliver, which changes no project, sends WEBHOOK_DELIVERIES_QUEUED alone).
- */
+/** LISTEN/NOTIFY: the project id, then WEBHOOK_DELIVERIES_QUEUED when deliveries were queued (alone for a redeliver). */
 export const CHANGES_CHANNEL = 'project_changes';
 export const WEBHOOK_DELIVERIES_QUEUED = ':webhooks';
 
 /**
- * The time of the change being written, in its statements (ChangeLog.record): the database's
- * clock read under the project's event-number lock, so that times follow commit order. Every
- * timestamp a change writes (updatedAt, completedAt, deletedAt, createdAt, history, events) is
- * this one, and only statements sent to ChangeLog.record, after its claim, can read it.
+ * Every timestamp a change writes: the database's clock read under the event-row lock, so that
+ * times follow commit order; readable only by statements sent to ChangeLog.record.
  */
 export const CHANGE_TIME_SETTING = 'planning.change_at';
 export const CHANGE_TIME = Prisma.raw(`current_setting('${CHANGE_TIME_SETTING}')::timestamptz`);

@@ -1,44 +1,18 @@
 import { Prisma } from '../generated/prisma/client';
 
 /**
- * The lock order of every write (docs/locking.md says what each write takes, and why). A write
- * takes its locks in this order and never another, so that no two writes can wait for each
- * other in a circle:
- *
- *  1. Advisory locks on a part of the project that a write reads as a whole: its dependency
- *     graph (`dependencies:<project>`), its backlog order (`ranks:<project>`, taken by moves),
- *     its webhooks (`webhooks:<project>`). (An
- *     Idempotency-Key's lock is only ever tried without waiting: it cannot deadlock.)
- *  2. Sprint rows, by id (lockSprints).
- *  3. Task rows: a parent before its subtasks, otherwise by id (lockTasks). (The admin writes of
- *     a label or a member lock that one row here, lockLabel and lockMember: no other write locks
- *     those rows, and they lock no task.)
- *  3b. Comment rows, after their task's: a top-level comment before its replies, otherwise by
- *     id (lockComments).
- *  4. The project's event row: ChangeLog.record, the last step of every write, which also takes
- *     the change's time; then, at COMMIT, the project's task list version row (a deferred
- *     trigger).
- *
- * Each row is locked in the strongest mode the write will need, before step 4, so that no lock
- * is upgraded later and no statement after the event row waits for a row: FOR UPDATE for a row
- * it deletes, FOR NO KEY UPDATE for one it updates, FOR SHARE for one that must not change
- * under it (the sprint a task goes into, a parent, a blocker). Rows the database itself locks
- * for a foreign key (KEY SHARE) are rows already locked here, or rows no write locks more
- * strongly than NO KEY UPDATE (labels, members, keys, webhooks), which does not conflict.
- *
- * Read after the lock: a statement that waited for a row lock returns that row as the holder
- * committed it, but anything else it reads (a join, a subquery) as it was when it started. What
- * a write compares (a task's labels, a parent's state, a sprint's tasks) is read by a statement
- * after the one that locks, sent in the same pipeline (SqlTransaction.pipeline) so that it costs
- * no round trip.
+ * The lock order of every write, so that no two writes wait for each other in a circle
+ * (docs/locking.md says what each write takes, in which mode, and why):
+ *  1. advisory locks on a part of the project read as a whole (dependencies, ranks, webhooks);
+ *  2. sprint rows by id; 3. task rows, a parent before its subtasks, else by id (or one label or
+ *     member row); 3b. comment rows after their task's, a top-level comment before its replies;
+ *  4. the project's event row (ChangeLog.record), then at COMMIT its task list version row.
+ * Each row in the strongest mode the write needs, before step 4; what a write compares is read
+ * by a statement after the one that locks (a waiting statement sees only the locked row anew).
  */
 export type RowLockMode = 'FOR KEY SHARE' | 'FOR SHARE' | 'FOR NO KEY UPDATE' | 'FOR UPDATE';
 
-/**
- * Locks the sprints that `which` selects (a condition on the sprint row `s`), by id, answering
- * `columns` of each (from `s`, current once locked): by default what writes compare,
- * `{id, projectId, status}`.
- */
+/** Locks the sprints `which` selects (on the row `s`), by id, answering `columns` of each. */
 export function lockSprints(
   which: Prisma.Sql,
   mode: RowLockMode,
@@ -48,10 +22,8 @@ export function lockSprints(
 }
 
 /**
- * Locks the tasks of the project that `which` selects (a condition on the task row `t`), by id,
- * answering `columns` of each (from `t`, current once locked). Lock a parent in a statement
- * before its subtasks'. `projectId`: the caller's project, or an expression that finds it
- * (the app side knows a sprint, not its project).
+ * Locks the tasks `which` selects (on the row `t`), by id; a parent in a statement before its
+ * subtasks'. `projectId` may be an expression: the app side knows a sprint, not its project.
  */
 export function lockTasks(
   projectId: string | Prisma.Sql,
@@ -63,10 +35,8 @@ export function lockTasks(
 }
 
 /**
- * Locks the comments of the task `taskId` that `which` selects (a condition on the comment row
- * `c`), by id, answering `columns` of each (from `c`, current once locked). Lock the task first
- * (a comment write holds it FOR SHARE, so that it cannot go to the trash or be purged meanwhile),
- * and a top-level comment in a statement before its replies'.
+ * Locks the comments of `taskId` that `which` selects (on the row `c`), by id. The task first
+ * (FOR SHARE: it cannot go to the trash meanwhile), a top-level comment before its replies.
  */
 export function lockComments(projectId: string, taskId: string, which: Prisma.Sql, mode: RowLockMode, columns: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
@@ -75,21 +45,14 @@ export function lockComments(projectId: string, taskId: string, which: Prisma.Sq
 }
 
 /**
- * Locks the label `id` (the row `l`) for its update, answering `columns` of it (current once
- * locked). Always NO KEY UPDATE, though a rename's UPDATE (of a column in a unique index) takes
- * UPDATE after the event row: that upgrade conflicts only with KEY SHARE, which task writes take
- * on the label under the same event row, so it never waits; taking UPDATE here would deadlock
- * with a task write that holds the event row and needs KEY SHARE (docs/locking.md).
+ * Locks the label `id` (the row `l`). NO KEY UPDATE even for a rename: UPDATE here would deadlock
+ * with a task write holding the event row and needing KEY SHARE (docs/locking.md).
  */
 export function lockLabel(id: string, columns: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`SELECT ${columns} FROM labels l WHERE l.id = ${id}::uuid FOR NO KEY UPDATE`;
 }
 
-/**
- * Locks the member `id` (the membership row `m`) for its update, answering `columns` of it.
- * NO KEY UPDATE: no write locks a member more strongly than KEY SHARE (a task assigned to it),
- * which it does not conflict with.
- */
+/** Locks the member `id` (the row `m`): NO KEY UPDATE, which the KEY SHARE of task writes does not conflict with. */
 export function lockMember(id: string, columns: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`SELECT ${columns} FROM memberships m WHERE m.id = ${id}::uuid FOR NO KEY UPDATE`;
 }

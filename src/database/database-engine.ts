@@ -26,47 +26,24 @@ export interface DatabaseEngine {
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
   /** One statement outside a transaction, on the driver (Sql says why). */
   query: DriverQuery;
-  /**
-   * The same, prepared once per connection under its name (statementName) and then only bound
-   * and executed. For the statements every request runs whose plan cannot depend on their values
-   * (a look-up by a unique key): not for lists, whose plan depends on their filters.
-   */
+  /** The same, prepared once per connection: for look-ups by a unique key, not lists, whose plan depends on their filters. */
   preparedQuery: DriverQuery;
   /**
-   * Runs `work` in one transaction on one connection: committed when it resolves, rolled back
-   * when it throws. Unless its last statements were sent with the COMMIT
-   * (DriverTransaction.pipeline): the transaction then ends with them, committed or not, and
-   * `work` sends nothing after them. Resolves only if the transaction committed. On PostgreSQL,
-   * BEGIN goes out with the first statements, which must only lock and read unless they end the
-   * transaction; a `work` that sends none opens no transaction there.
+   * Runs `work` in one transaction, committed when it resolves (or with its last statements,
+   * DriverTransaction.pipeline); resolves only if it committed. BEGIN goes out with the first
+   * statements, so these must only lock and read unless they end the transaction.
    */
   transaction<T>(work: (tx: DriverTransaction) => Promise<T>): Promise<T>;
-  /**
-   * Calls `onNotify` with the payload of every NOTIFY on `channel` once its transaction has
-   * committed, from any process on the same database. `null` means notifications may have been
-   * missed (the listening connection was lost and is back): treat everything as changed.
-   * Closed with the engine.
-   */
+  /** Calls `onNotify` with every committed NOTIFY on `channel`; `null`: some may have been missed (reconnected). */
   listen(channel: string, onNotify: (payload: string | null) => void): Promise<void>;
-  /**
-   * What autovacuum does on PostgreSQL, for PGlite, which has none: VACUUM and ANALYZE of the
-   * tables past autovacuum's thresholds (OVERDUE_TABLES), the most overdue first, one statement
-   * after another until `budgetMs` is spent (at least one). Answers the statements run; none on
-   * PostgreSQL, whose autovacuum keeps the tables (src/database/embedded-maintenance.ts says why
-   * it matters).
-   */
+  /** Autovacuum's work for PGlite, which has none, until `budgetMs` is spent (embedded-maintenance.ts says why). */
   maintainTables(budgetMs: number): Promise<string[]>;
   /** The connection pool's state (metrics); null on PGlite, which has one in-process connection and no pool. */
   poolStats(): PoolStats | null;
   close(): Promise<void>;
 }
 
-/**
- * The name a statement is prepared under on each connection (the writes', and the hot reads of
- * DatabaseEngine.preparedQuery): PostgreSQL parses and plans it once per connection instead of
- * on every request, which was most of a write's database CPU (ChangeLog's statement builds JSON
- * in several CTEs) and two thirds of the key look-up's. The texts are a few dozen shapes.
- */
+/** A statement's prepared name: parsing and planning once per connection was most of a write's database CPU. */
 const statementNames = new Map<string, string>();
 function statementName(text: string): string {
   let name = statementNames.get(text);
@@ -78,23 +55,15 @@ function statementName(text: string): string {
 }
 
 /**
- * A write transaction's prepared statements run on their generic plan, planned once per
- * connection. Left to itself, PostgreSQL plans a prepared statement again at every execution
- * whenever its generic plan's estimate looks costlier than the custom plans': it did so for
- * ChangeLog's statement every time, 2.5 ms of planning per write, 2.8 of the 4.3 ms of database
- * CPU that statement cost (measured on the bench data). Writes find their rows by key, for
- * which the generic plan is as good. Reads keep the default: a list's plan depends on its filters.
+ * Writes run their prepared statements on the generic plan: left to itself, PostgreSQL planned
+ * ChangeLog's statement anew at every write. Writes find rows by key; reads keep the default.
  */
 const GENERIC_PLANS = 'SET LOCAL plan_cache_mode = force_generic_plan';
 const BEGIN_WRITE = `BEGIN; ${GENERIC_PLANS}`;
 
 /**
- * The tables autovacuum would see to, with its default thresholds: VACUUM once the dead rows
- * pass a fifth of the table (and 50), ANALYZE once the rows changed since the last ANALYZE pass
- * a tenth (and 50), or the table has grown by a fifth and 8 pages since pg_class last learned its
- * size (which catches what the change counts miss: PGlite keeps them only while it runs). The
- * most overdue first. VACUUM alone for dead rows: ANALYZE reads a sample of the whole table,
- * which a table that only has dead rows to clean does not need.
+ * The tables autovacuum would see to with its default thresholds, most overdue first; growth
+ * since pg_class last learned the size too, since PGlite keeps change counts only while it runs.
  */
 const OVERDUE_TABLES = `
   WITH due AS (
@@ -111,12 +80,7 @@ const OVERDUE_TABLES = `
    WHERE dead > 1 OR changed > 1
    ORDER BY greatest(dead, changed) DESC`;
 
-/**
- * Runs `send`, which hands statements to `client`, with the connection's socket corked: pg
- * writes each statement's messages with a system call of its own (and PostgreSQL may wake for
- * each); corked, they leave in one. With BEGIN sent with the first statements, a patch makes 3
- * socket writes to the database where it made 8.
- */
+/** Runs `send` with the socket corked: pg writes each statement with a system call of its own; corked, they leave in one. */
 function inOneWrite<T>(client: Client, send: () => T): T {
   const socket = client.connection.stream;
   socket.cork();
@@ -141,10 +105,7 @@ export interface PoolStats {
 
 /** Pool size on PostgreSQL, per instance. */
 const POOL_MAX = 10;
-/**
- * How long a query waits for a connection before it fails (answered 503 database_unavailable):
- * while PostgreSQL is unreachable requests fail fast instead of queueing for ever.
- */
+/** How long a query waits for a connection (then 503): requests fail fast rather than queue while PostgreSQL is away. */
 const POOL_CONNECTION_TIMEOUT_MS = 5_000;
 const SESSION_OPTIONS = '-c TimeZone=UTC -c idle_in_transaction_session_timeout=15s -c jit=off';
 
@@ -153,18 +114,10 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
 }
 
 function openPostgres(connectionString: string): DatabaseEngine {
-  // keepAlive: a connection to a database host that vanished is noticed by TCP, not left hanging.
-  // Startup parameters of every session: adapter-pg sends instants as text without an offset,
-  // which PostgreSQL reads in the session's time zone, so every session runs in UTC, whatever
-  // the server's default; and a transaction left open by a bug must not hold its locks for
-  // ever, so the server ends it; and no JIT compilation: every statement here is short, and a
-  // plan costed high by a guess (a burndown's generate_series) spent 0.4 to 1 s compiling at
-  // each request. (Startup parameters, not a SET on connect: that SET would race the first
-  // query the new connection is given.)
-  // pipeline: a write's last statements go out together (DriverTransaction.pipeline); a
-  // connection used one statement at a time behaves as without it, as long as no query asks
-  // for what pg's pipeline mode refuses (the `rows` option, cursors, streams: none here) or sets
-  // a query_timeout (which then destroys the connection).
+  // Session options as startup parameters (a SET on connect would race the first query): UTC,
+  // since adapter-pg sends instants without an offset; no lock held for ever by a forgotten
+  // transaction; no JIT, which compiled short statements costed high by a guess.
+  // pipeline: no query here uses what pg's pipeline mode refuses (`rows`, cursors, query_timeout).
   const pool = new Pool({
     connectionString,
     pipeline: true,
@@ -173,13 +126,11 @@ function openPostgres(connectionString: string): DatabaseEngine {
     keepAlive: true,
     options: SESSION_OPTIONS,
   });
-  // A dropped idle connection (the database restarted, an administrator terminated it) must
-  // not crash the process: the pool discards it and opens a new one when next asked.
+  // A dropped idle connection must not crash the process: the pool discards it.
   pool.on('error', () => undefined);
   const listeners: Client[] = [];
   let closed = false;
-  // LISTEN needs a connection of its own for as long as it listens: not one of the pool's,
-  // which serve queries (a held long poll holds no connection at all).
+  // LISTEN holds a connection of its own, not one of the pool's, which serve queries.
   const listen = async (channel: string, onNotify: (payload: string | null) => void, missed = false): Promise<void> => {
     // A retry scheduled before close() may come due after it.
     if (closed) return;
@@ -221,9 +172,8 @@ function openPostgres(connectionString: string): DatabaseEngine {
     async transaction(work) {
       const client = await pool.connect();
       let broken: unknown;
-      // A connection lost mid-transaction (the server restarted, the backend was terminated)
-      // reports it here as well as through the statement that fails: without a listener the
-      // process would crash on it. The connection is then given up, not returned to the pool.
+      // A connection lost mid-transaction also reports here: without a listener the process
+      // would crash. It is then given up, not returned to the pool.
       const lost = (error: Error) => (broken = error);
       client.on('error', lost);
       const send = async (text: string, values: unknown[]): Promise<DriverResult> => {
@@ -232,16 +182,10 @@ function openPostgres(connectionString: string): DatabaseEngine {
       };
       const sendCommit = async () => (await client.query('COMMIT')).command;
       const ending = new TransactionEnd();
-      // BEGIN goes out in the same write as the work's first statements and is answered with
-      // them: no round trip of its own. Should it fail (a cancel request landing on it), those
-      // statements run outside any transaction, so they must only lock and read, as every
-      // write's first statements do (docs/locking.md); a first batch that ends the transaction
-      // writes, and waits for BEGIN's answer instead. Once BEGIN has failed, nothing follows it.
+      // BEGIN rides with the first statements (no round trip of its own); should it fail, they
+      // ran outside a transaction, which is why they only lock and read. A batch that commits waits for it.
       let begin: Promise<unknown> | null = null;
-      // The pool's connections are in pg's pipeline mode: each query goes out when it is made,
-      // without waiting for the answer to the one before, and PostgreSQL runs them in order. A
-      // failed statement aborts the transaction; the statements after it fail too, and a COMMIT
-      // sent with them ends it as a ROLLBACK.
+      // Pipelined: after a failed statement the rest fail too, and a COMMIT among them rolls back.
       const pipeline: DriverTransaction['pipeline'] = (statements, { commit }) =>
         ending.whileOpen(async () => {
           if (begin === null && commit) begin = client.query(BEGIN_WRITE);
@@ -267,8 +211,7 @@ function openPostgres(connectionString: string): DatabaseEngine {
         ending.settle();
         return result;
       } catch (error) {
-        // A connection that cannot even roll back is given up, not handed to the next request.
-        // (After a pipelined COMMIT, the transaction is already over: ROLLBACK only warns.)
+        // A connection that cannot even roll back is given up (after a pipelined COMMIT, ROLLBACK only warns).
         if (begin !== null) await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError));
         throw error;
       } finally {
@@ -299,8 +242,7 @@ function openPostgres(connectionString: string): DatabaseEngine {
 }
 
 async function openPglite(dataDir: string): Promise<DatabaseEngine> {
-  // A data directory belongs to one process at a time (embedded-lock.ts): a second server, or
-  // `npm run demo:key` while one runs, is refused rather than writing what the other never sees.
+  // One process per data directory (embedded-lock.ts): a second one would write what the first never sees.
   const hold = dataDir.startsWith('memory://') ? null : await holdEmbeddedDatabase(dataDir);
   let db: PGlite;
   try {
@@ -327,9 +269,7 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
     },
     // PGlite runs one transaction at a time; other statements wait for it, as query() does.
     preparedQuery: (text, values) => db._runExclusiveTransaction(() => preparedStatement(text, values)),
-    // Its statements are prepared once, as on PostgreSQL (preparedOnPglite says why). PGlite runs
-    // in this process, so there is no round trip to save: a pipeline's statements run one after
-    // the other, then its COMMIT, which ends the transaction as on PostgreSQL.
+    // In-process: no round trip to save, so a pipeline's statements simply run in order, then its COMMIT.
     transaction: (work) =>
       db.transaction(async (tx) => {
         await tx.exec(GENERIC_PLANS);
@@ -348,9 +288,7 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
         ending.settle();
         return result;
       }),
-    // query() and exec() wait for a transaction under way (PGlite's one session is every
-    // request's, and a VACUUM cannot run inside a transaction), then hold the database
-    // for as long as the statement takes.
+    // query() and exec() wait for a transaction under way: a VACUUM cannot run inside one.
     async maintainTables(budgetMs) {
       const started = performance.now();
       // The change counts reach pg_stat_user_tables at most once a second, unless asked.
@@ -373,11 +311,7 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
   };
 }
 
-/**
- * The end of a write transaction that may come with its last statements (DriverTransaction.pipeline):
- * once that COMMIT is sent, another statement is a bug in the caller, and fails instead of
- * running outside the transaction; the engine then sends no COMMIT of its own.
- */
+/** A transaction's end: once its COMMIT is sent, a further statement fails rather than run outside it. */
 class TransactionEnd {
   committed = false;
   /** Why the COMMIT did not commit, once it has been answered. */
@@ -388,10 +322,7 @@ class TransactionEnd {
     return send();
   }
 
-  /**
-   * Sends the COMMIT (`send` answers its command tag). PostgreSQL answers ROLLBACK instead when
-   * the transaction had failed before: that must not pass for a commit.
-   */
+  /** Sends the COMMIT: PostgreSQL answers ROLLBACK to a failed transaction, which must not pass for a commit. */
   async commit(send: () => Promise<string | undefined>): Promise<void> {
     this.committed = true;
     try {
@@ -403,20 +334,13 @@ class TransactionEnd {
     }
   }
 
-  /**
-   * Once the work has returned: a COMMIT sent with the last statements that did not commit fails
-   * the transaction, even when the work caught the failure of the statements it was sent with.
-   */
+  /** A pipelined COMMIT that did not commit fails the transaction, even if the work caught its batch's error. */
   settle(): void {
     if (this.failure !== undefined) throw this.failure;
   }
 }
 
-/**
- * The answers of statements sent together, or the first one's error in the order sent: after
- * a failed statement the transaction is aborted, and the ones behind it (a COMMIT too) only
- * report that.
- */
+/** The first error in the order sent: the statements behind a failed one only report the abort. */
 async function firstFailure<T>(sent: Promise<T>[]): Promise<T[]> {
   const settled = await Promise.allSettled(sent);
   const failed = settled.find((outcome) => outcome.status === 'rejected');
@@ -425,14 +349,9 @@ async function firstFailure<T>(sent: Promise<T>[]): Promise<T[]> {
 }
 
 /**
- * Statements on PGlite prepared once under their name (statementName) in PGlite's one session
- * and then only bound and executed: a write transaction's, and preparedQuery's. PGlite's own
- * query() parses and plans every statement again, and planning ChangeLog's statement in
- * WebAssembly cost more than running it (measured: a create's four statements 10.6 ms a
- * transaction as plain queries, 3.9 ms prepared). The protocol messages are the ones PGlite's
- * query() sends, with a statement name. Called while holding PGlite's transaction lock (inside
- * db.transaction(), or _runExclusiveTransaction); runExclusive takes its query lock, as query()
- * does. `prepared` maps each name to its parameter types.
+ * Prepared statements on PGlite, whose query() plans every statement again: planning ChangeLog's
+ * statement in WebAssembly cost more than running it. The messages are query()'s, with a name;
+ * call it holding PGlite's transaction lock.
  */
 function preparedOnPglite(db: PGlite, prepared: Map<string, number[]>): DriverQuery {
   const { serialize } = protocol;
@@ -463,13 +382,8 @@ function preparedOnPglite(db: PGlite, prepared: Map<string, number[]>): DriverQu
 }
 
 /**
- * adapter-pg with one repair. Prisma 6.19 hands a transaction's connection back to the pool
- * only after its COMMIT or ROLLBACK statement succeeds. When the connection died under the
- * transaction (the database restarted, an administrator terminated the backend), that
- * statement fails and the connection stays checked out for ever: after ten of those the
- * pool is exhausted and every request times out until a restart (measured: a few rounds of
- * pg_terminate_backend under load were enough). Here a failed COMMIT or ROLLBACK releases the
- * connection, and pg-pool discards it as broken.
+ * adapter-pg, repaired: Prisma 6.19 releases a transaction's connection only after a COMMIT or
+ * ROLLBACK that succeeds, so connections that died mid-transaction exhausted the pool.
  */
 function releasingDeadTransactions(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
   const wrapTransaction = (transaction: Transaction): Transaction =>

@@ -70,12 +70,8 @@ export function embeddedDatabaseHolder(dataDir: string): Promise<EmbeddedDatabas
 }
 
 /**
- * Takes the embedded database in `dataDir` for this process, or throws EmbeddedDatabaseHeld when
- * another process has it. PGlite itself takes no lock (two processes would both open the files,
- * and the writes of one would never reach the other), so the holder listens on a socket that
- * answers who it is; the operating system closes it when the process ends, however it ends, so a
- * server killed with SIGKILL leaves a socket file that refuses connections, which the next holder
- * replaces. Release it when the database is closed.
+ * Takes `dataDir` for this process, or throws EmbeddedDatabaseHeld: PGlite takes no lock itself.
+ * A listening socket, since the system closes it however the process ends (SIGKILL too).
  */
 export async function holdEmbeddedDatabase(dataDir: string): Promise<{ release(): Promise<void> }> {
   mkdirSync(dataDir, { recursive: true });

@@ -11,16 +11,9 @@ const EVERY_MS = 10_000;
 const PASS_BUDGET_MS = 50;
 
 /**
- * The embedded database's autovacuum. PGlite runs none, so without this its tables are never
- * vacuumed nor analyzed: dead rows pile up, and the planner never learns their size. Measured
- * on PGlite, the service's create and update in a loop: with the tasks table never analyzed,
- * 3.5 and 4.5 ms of CPU each at 1 500 tasks and 5.6 and 8.7 ms at 3 000, growing with the table;
- * with this pass every few hundred writes, 3.4 and 2.1 ms at 3 000.
- *
- * While a statement of it runs PGlite answers nothing else, so a pass is kept short: every 10 s,
- * the tables past autovacuum's thresholds (DatabaseEngine.maintainTables), the most overdue
- * first, until PASS_BUDGET_MS is spent. Doing every table due in one pass, once a minute, held
- * the database for 1.7 s in a write-heavy bench. Nothing to do on PostgreSQL: its autovacuum.
+ * The embedded database's autovacuum: PGlite runs none, and a never-analyzed table made writes
+ * slower as it grew. Short passes (PASS_BUDGET_MS, every 10 s), since PGlite answers nothing else
+ * while one runs. Nothing to do on PostgreSQL.
  */
 @Injectable()
 export class EmbeddedMaintenance implements OnApplicationBootstrap, BeforeApplicationShutdown {

@@ -24,13 +24,9 @@ export interface MigrationResult {
 }
 
 /**
- * Applies the pending migrations of prisma/migrations, in name order, each in its own
- * transaction, recording each in `_prisma_migrations` exactly as Prisma Migrate does
- * (same table, sha256 checksum of the file), so the Prisma CLI sees the same history.
- *
- * Why not `prisma migrate deploy`: through @prisma/adapter-pg 6.19 it fails on real
- * PostgreSQL, and the running service must not depend on the CLI. A session-level
- * advisory lock makes instances that start together apply each migration once.
+ * Applies pending migrations, recorded in `_prisma_migrations` as Prisma Migrate does. Not
+ * `prisma migrate deploy`: it fails through adapter-pg 6.19 on PostgreSQL, and the service must
+ * not need the CLI. An advisory lock: instances starting together apply each migration once.
  */
 export async function applyMigrations(session: SqlSession, migrationsDir = MIGRATIONS_DIR): Promise<MigrationResult> {
   const migrations = await readMigrations(migrationsDir);

@@ -1,12 +1,6 @@
-// `npm run db:migration -- <what_changed> [--from <schema file or git revision>]`: writes the
-// migrations of a schema.prisma edit, offline (an in-memory PGlite, no server):
-// 1. `<time>_<what_changed>`: Prisma's SQL from the schema before the edit (HEAD's
-//    prisma/schema.prisma, or --from) to prisma/schema.prisma;
-// 2. `<time>_<what_changed>_rules`: the CHECK constraints the field tables' kinds require and
-//    the migrations do not hold yet (src/common/fields/field-rules.ts).
-// Both are applied on top of the existing migrations, and the result compared with the field
-// tables again, before anything is written. A difference SQL cannot fix (a column of another
-// type) is reported, and nothing is written.
+// `npm run db:migration -- <what_changed> [--from <schema or revision>]` (docs/extending.md):
+// Prisma's migration of a schema.prisma edit and the CHECKs the field tables' kinds require,
+// both tried on an in-memory PGlite before anything is written, so that no server is needed.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -5,13 +5,7 @@ import type { DatabaseEngine } from './database-engine';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DriverQuery, DriverTransaction, RetryTransaction, Sql, SqlTransaction } from './sql';
 
-/**
- * How a statement reached the database, for onStatement listeners: through Prisma Client, or on
- * the driver (`sql`, `preparedSql`, or inside a `write`). In a write, which one (numbered from 1
- * in the process; a retry is a new one), the round trip of it that carried the statement (from 1;
- * statements sent together by SqlTransaction.pipeline or finish share one), and whether the
- * COMMIT went with that round trip.
- */
+/** How a statement reached the database, for onStatement listeners; in a write, its round trip and whether the COMMIT rode with it. */
 export interface SentStatement {
   via: 'prisma' | 'sql' | 'preparedSql' | 'write';
   write?: { id: number; roundTrip: number; commit: boolean };
@@ -21,10 +15,8 @@ export interface SentStatement {
 export type WriteRetryReason = 'deadlock' | 'serialization_failure' | 'locks_moved';
 
 /**
- * How many times a write runs before its failure reaches the client (as 409 conflict), and the
- * pause before each new attempt: a few milliseconds, random, so that the writes that collided do
- * not collide again. A last resort: the lock order (docs/locking.md) leaves nothing to retry in
- * normal operation, and /metrics counts every retry (db_write_retries_total).
+ * Attempts before a failure reaches the client (409), with a random pause so that colliding
+ * writes do not collide again. A last resort: the lock order leaves nothing to retry normally.
  */
 const WRITE_ATTEMPTS = 4;
 const RETRY_PAUSE_MS = { min: 2, max: 25 };
@@ -37,11 +29,7 @@ const RETRY_PAUSE_MS = { min: 2, max: 25 };
 export class PrismaService extends PrismaClient implements OnApplicationShutdown {
   /** Single statements on the driver, for the hot paths (Sql says why). */
   readonly sql: Sql;
-  /**
-   * The same, prepared once per connection: for the few look-ups by a unique key that every
-   * request runs (its key, the task list version), which PostgreSQL would otherwise parse and
-   * plan each time (DatabaseEngine.preparedQuery).
-   */
+  /** The same, prepared once per connection, for the look-ups by a unique key every request runs. */
   readonly preparedSql: Sql;
   private readonly statementListeners = new Set<(statement: string, sent: SentStatement) => void>();
   private writesObserved = 0;
@@ -68,15 +56,9 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
   }
 
   /**
-   * The one way services run a change: `work` in one transaction, on the database driver
-   * directly (Sql says why). When the request already holds one (a write sent with an
-   * Idempotency-Key, whose stored answer must commit with the change: src/idempotency), the
-   * change joins it instead of opening its own.
-   *
-   * A transaction that fails with a deadlock or a serialization failure, or that asks for it
-   * (RetryTransaction), is rolled back and `work` runs again in a new one, a few times, before
-   * the failure reaches the caller: `work` must be free of side effects outside the transaction.
-   * Only the outermost transaction retries (a joined write fails with it, and runs again with it).
+   * The one way services run a change: `work` in one transaction (joining an Idempotency-Key's,
+   * whose stored answer must commit with it). Deadlocks and RetryTransaction run `work` again,
+   * so it must have no side effect outside the transaction.
    */
   async write<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
     const open = requestTransaction.getStore();

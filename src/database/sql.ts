@@ -3,10 +3,8 @@ import type { DB } from '../generated/kysely/tables';
 import { Prisma } from '../generated/prisma/client';
 
 /**
- * A statement that knows the rows it answers: its row type is written once, where its SELECT
- * list is (`statement<Row>(sql)`), from the schema's tables (Column) for what it reads as
- * stored, and from the DTOs for the JSON it builds (whose fields the field tables tie to the
- * schema). Sql.rows, SqlTransaction.pipeline and finish infer it: who runs it asserts nothing.
+ * A statement that knows its rows: the type is written once, beside its SELECT list, from the
+ * schema (Column) or the DTOs, so that who runs it asserts nothing.
  */
 export type Statement<Row = unknown> = Prisma.Sql & { readonly [ROW]?: Row };
 declare const ROW: unique symbol;
@@ -26,12 +24,7 @@ export type RowOf<S> = S extends Statement<infer Row> ? Row : unknown;
 /** The rows of each of `S`, in order (what pipeline and finish answer). */
 export type RowsOf<S extends readonly Prisma.Sql[]> = { -readonly [K in keyof S]: RowOf<S[K]>[] };
 
-/**
- * A column of a table as schema.prisma declares it (the generated types, prisma-kysely), as the
- * driver answers it read as stored: text and uuid as strings, numeric as a string, timestamps and
- * dates as Dates, json parsed, enums as their values; a bigint `string | number`, as pg and
- * PGlite answer it (schema.prisma's kysely generator), so a statement reads one `::text`.
- */
+/** A column as schema.prisma declares it (prisma-kysely's types), as the driver answers it read as stored. */
 export type Column<Table extends keyof DB, Name extends keyof Selectable<DB[Table]>> = Selectable<DB[Table]>[Name];
 
 /** What one statement answered: its rows and how many rows it changed. */
@@ -46,23 +39,13 @@ export type DriverQuery = (text: string, values: unknown[]) => Promise<DriverRes
 /** A write transaction on the driver, as DatabaseEngine.transaction hands it to its work. */
 export interface DriverTransaction {
   query: DriverQuery;
-  /**
-   * Sends `statements` without waiting for each answer before sending the next (on PostgreSQL,
-   * one round trip), and with `commit` the COMMIT behind them, after which the transaction is
-   * over. The database runs them in order, each seeing what the ones before it did. Answers each
-   * statement's result, or rejects with the first one's error (the transaction then rolls back).
-   */
+  /** Sends `statements` in one round trip, with `commit` the COMMIT behind them; rejects with the first error. */
   pipeline(statements: { text: string; values: unknown[] }[], options: { commit: boolean }): Promise<DriverResult[]>;
 }
 
 /**
- * SQL sent straight through the database driver (pg, or PGlite), with the same tagged
- * templates (Prisma.sql) as Prisma's `$queryRaw` and `$executeRaw`, and the same SQL.
- *
- * Why not Prisma's own: even a raw query goes through Prisma's query compiler (WASM) and its
- * request handling, which cost more Node CPU than the database work on the hot paths (README.md,
- * Performance): the key lookup of every request, the list and feed reads, every write.
- * `PrismaService.sql` runs single statements; `PrismaService.write` hands out a SqlTransaction.
+ * Prisma.sql templates sent straight through the driver: even Prisma's raw queries pass its
+ * query compiler, which cost more Node CPU than the database work of the hot paths.
  */
 export class Sql {
   constructor(private readonly query: DriverQuery) {}
@@ -85,12 +68,7 @@ export class Sql {
   }
 }
 
-/**
- * One common table expression of a WITH list, `name AS (body)`, its body a template as for
- * Prisma.sql: statements assembled from parts (ChangeLog.record with the sprint ledger and the
- * task view) pass these around and join them with `withCtes`, rather than text that must end
- * with a comma.
- */
+/** One CTE, `name AS (body)`: statements built from parts join these (withCtes), not text that must end in a comma. */
 export interface Cte {
   readonly name: string;
   /** Computed once, whatever the plan (AS MATERIALIZED). */
@@ -104,11 +82,7 @@ export function cte(name: string, options: { materialized?: boolean } = {}): (st
   return (strings, ...values) => ({ name, materialized: options.materialized ?? false, strings, values });
 }
 
-/**
- * A template tag: withCtes(ctes)`SELECT ...` is one statement, `WITH name AS (body), ... SELECT ...`
- * (the SELECT alone without CTEs); each CTE reads those before it. The parts are joined into one
- * Prisma.Sql in one step, as one template holding them all would be: no part is copied twice.
- */
+/** A template tag: withCtes(ctes)`SELECT ...` is `WITH name AS (body), ... SELECT ...`, joined in one step. */
 export function withCtes(ctes: readonly Cte[]): (strings: readonly string[], ...values: unknown[]) => Prisma.Sql {
   return (strings, ...values) => {
     const joined = [''];
@@ -148,11 +122,7 @@ export class SqlTransaction extends Sql {
     return new SqlTransaction(this.driver, this);
   }
 
-  /**
-   * Sends `queries` together, without waiting for each answer before sending the next: one round
-   * trip. The database runs them in order, each seeing what the ones before it did. Answers
-   * each statement's rows, in order.
-   */
+  /** Sends `queries` in one round trip; the database runs them in order. */
   pipeline<S extends readonly Statement[]>(...queries: S): Promise<RowsOf<S>>;
   pipeline<T extends unknown[][] = unknown[][]>(...queries: Prisma.Sql[]): Promise<T>;
   async pipeline(...queries: Prisma.Sql[]): Promise<unknown[][]> {
@@ -160,13 +130,8 @@ export class SqlTransaction extends Sql {
   }
 
   /**
-   * Sends this write's last statements as `pipeline` does, with the COMMIT behind them; no
-   * statement may follow. In a write that joined an outer transaction the COMMIT is left to the
-   * outer one, which goes on after them.
-   *
-   * Why: a change's last statements hold its project's event numbers until COMMIT (ChangeLog),
-   * so every write of the project waits for them; sent one at a time, each also waited for Node
-   * to read an answer and send the next statement, which a busy process makes slow.
+   * The last statements with the COMMIT behind them (left to an outer transaction it joined):
+   * they hold the project's event row, so no write of the project should wait for Node meanwhile.
    */
   finish<S extends readonly Statement[]>(...queries: S): Promise<RowsOf<S>>;
   finish<T extends unknown[][] = unknown[][]>(...queries: Prisma.Sql[]): Promise<T>;
@@ -182,12 +147,7 @@ export class SqlTransaction extends Sql {
     return answers.map((answer) => answer.rows);
   }
 
-  /**
-   * Takes the transaction-scoped advisory lock named `name`, waiting for it: the transactions
-   * that take it run that part one at a time, across instances. A statement sent after this one
-   * sees what the previous holder committed (a statement that waits sees only what its own
-   * start saw, so the lock is taken in a statement of its own).
-   */
+  /** Takes the advisory lock `name` in a statement of its own, so that the next one sees what its holder committed. */
   async lock(name: string): Promise<void> {
     await this.$queryRaw(advisoryLock(name));
   }
@@ -210,11 +170,7 @@ export class SqlTransaction extends Sql {
   }
 }
 
-/**
- * Thrown by a write whose locks turned out not to cover what it must hold (a row it found through
- * another changed before it could lock it, docs/locking.md): PrismaService.write rolls it back and
- * runs it again from the start, as it does after a deadlock or a serialization failure.
- */
+/** Thrown by a write whose locks turned out not to cover what it must hold: PrismaService.write runs it again. */
 export class RetryTransaction extends Error {
   constructor(reason: string) {
     super(`The write must run again: ${reason}`);
@@ -231,11 +187,7 @@ export function tryLockStatement(name: string): Prisma.Sql {
   return Prisma.sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) AS locked`;
 }
 
-/**
- * Runs `step` (a statement that removes at most `batch` rows, answering how many) until it
- * removes fewer: housekeeping in batches, so that no statement holds many rows or runs long.
- * Answers how many in all.
- */
+/** Runs `step` until it removes fewer than `batch` rows: no housekeeping statement holds many rows or runs long. */
 export async function inBatches(batch: number, step: () => Promise<number>): Promise<number> {
   let total = 0;
   for (;;) {

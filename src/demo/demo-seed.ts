@@ -15,16 +15,9 @@ import { TasksService } from '../tasks/tasks.service';
 export const DEMO_KEY_NAME = 'Demo key';
 
 /**
- * On a new embedded database: a demo project worth exploring (two members, labels, a closed
- * sprint with its report, an active sprint and a planned one, twelve tasks with estimates,
- * labels, assignees, due dates, a subtask, a dependency and a backlog order, a conversation on
- * the urgent crash with a mention, a reply and an edit) and a key holding every permission,
- * printed once.
- *
- * Runs once the application is initialised, and writes everything through the services: the
- * project, its members, labels and key through the admin service, as the app would; the
- * sprints, tasks and dependencies with a caller for the demo key, as a client's requests would.
- * Every change gets its events and history (whatever the one write path records) like any other.
+ * On a new embedded database: a demo project worth exploring and a key holding every permission,
+ * printed once. Written through the services, as the app and a client would, so that every change
+ * has its events and history.
  */
 @Injectable()
 export class DemoSeed implements OnApplicationBootstrap {

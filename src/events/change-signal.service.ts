@@ -6,12 +6,8 @@ import { DrainState } from '../lifecycle/drain-state';
 type Wake = () => void;
 
 /**
- * Tells this process when a change of a project has committed, in any instance: ChangeLog
- * sends NOTIFY with the project id in the change's transaction, which the database delivers
- * at commit (LISTEN on PostgreSQL, through a connection of its own; PGlite's in-process
- * listen on the embedded engine). Long polls of the change feed wait on it, event streams
- * follow it, and so does the webhook worker (woken only by changes that queued deliveries),
- * without holding a database connection while they wait.
+ * Tells this process when a project's change has committed in any instance (NOTIFY, delivered
+ * at commit), so that long polls, streams and the webhook worker wait without a connection.
  */
 @Injectable()
 export class ChangeSignal implements OnApplicationBootstrap, OnModuleDestroy {

@@ -40,16 +40,10 @@ interface EventRow {
 }
 
 /**
- * GET /api/v1/events/stream (decisions.md section 20): the change feed as Server-Sent Events.
- *
- * A stream first catches up on its own, reading the events after its position from the
- * database a page at a time, then follows its project's tail. One tail per project and
- * process (ProjectTail) wakes on each committed change (ChangeSignal: LISTEN/NOTIFY, so every
- * instance sees every change), reads the new events once, and hands them to all the streams
- * of the project: a burst of changes costs one read per wake-up, whatever the number of
- * streams. A stream idle between changes holds no database connection, only its socket and a
- * keep-alive timer. On shutdown, and on app.close(), the HTTP drain ends every stream at once
- * (HttpDrain.holdOpen).
+ * The change feed as Server-Sent Events (decisions.md section 20). A stream catches up on its own,
+ * then follows its project's tail: one per project and process (ProjectTail), woken by
+ * ChangeSignal, reading new events once for all the project's streams. An idle stream holds no
+ * database connection.
  */
 @Injectable()
 export class EventStreams implements OnApplicationShutdown {

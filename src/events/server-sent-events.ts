@@ -1,9 +1,6 @@
 /**
- * Server-Sent Events framing (the HTML standard's text/event-stream), as the event stream
- * sends it (decisions.md section 20). Written here rather than taken from a library: each
- * message is three fixed lines, and the libraries looked at impose what the contract rules out
- * (README.md, "The event stream": Nest's @Sse() rewrites Cache-Control and numbers messages
- * itself; eventsource-encoder puts `event` before `id`).
+ * Server-Sent Events framing (decisions.md section 20), by hand: three fixed lines a message, and
+ * the libraries impose what the contract rules out (@Sse() rewrites Cache-Control; eventsource-encoder orders fields otherwise).
  */
 
 /** The answer's headers: no cache may keep or transform it, and no proxy (nginx) may buffer it. */

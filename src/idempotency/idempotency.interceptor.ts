@@ -12,10 +12,8 @@ const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /**
- * Honours `Idempotency-Key` on every POST, PATCH and DELETE under /api/v1. It runs after the
- * guards (rate limit, 401, 403) and before the other interceptors and the validation pipe, so
- * the order is the one of decisions.md section 11: key format (400), then replay or 422/409,
- * then body validation and the rest. Without the header nothing changes.
+ * `Idempotency-Key` on every /api/v1 write: after the guards, before the validation pipe, for the
+ * order of decisions.md section 11 (key format, then replay or 422/409, then the body).
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {

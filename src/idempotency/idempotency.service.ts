@@ -24,21 +24,10 @@ const SWEEP_EVERY_MS = 10 * 60 * 1000;
 const SWEEP_BATCH = 1000;
 
 /**
- * Idempotency-Key (decisions.md section 11): runs a write once per key and fingerprint, and
- * answers its retries with the stored answer.
- *
- * The write runs inside a transaction opened here, which the service's own transaction joins
- * (PrismaService.write), and its answer is stored in that same transaction: a change is never
- * committed without its stored answer, nor an answer without its change. Only 2xx answers are
- * stored; a failed attempt rolls back and its retry runs again.
- *
- * Two requests with one key never both run: in this process a key in flight is refused at
- * once (409 idempotency_in_progress); across instances, the transaction first takes an
- * advisory lock on the key without waiting (refused the same way), then, in a statement of its
- * own, looks for an answer that a twin may have committed meanwhile. A key found busy that
- * already has a stored answer is busy with a replay: that answer is replayed here too, so
- * simultaneous retries of a finished request all get it, and only a twin of a request still
- * running gets 409.
+ * Idempotency-Key (decisions.md section 11): the write joins a transaction opened here, which
+ * stores its 2xx answer, so neither commits without the other. Twins never both run: refused in
+ * this process at once, across instances by an advisory lock tried without waiting; a busy key
+ * that already has an answer replays it, so only a twin of a running request gets 409.
  */
 @Injectable()
 export class IdempotencyService implements OnApplicationBootstrap, OnModuleDestroy {

@@ -1,16 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { setMaxListeners } from 'node:events';
 
-/**
- * Whether the service is shutting down, for every module that must react at once. Draining
- * starts on SIGTERM or SIGINT (graceful-shutdown.ts): /ready answers 503 from then on, answers
- * carry `Connection: close`, and whatever waits on `signal` (a held long poll, say) is woken.
- *
- *   constructor(private readonly drain: DrainState) {}
- *   if (this.drain.isDraining) ...                                  // a check
- *   const wake = AbortSignal.any([this.drain.signal, timeout]);      // a wait that ends when draining starts
- *   this.drain.signal.addEventListener('abort', stop, { once: true }); // a callback (remove it when done)
- */
+/** Whether the service is shutting down (SIGTERM, SIGINT): check `isDraining`, or wait on `signal`. */
 @Injectable()
 export class DrainState {
   private readonly controller = new AbortController();
@@ -30,10 +21,7 @@ export class DrainState {
     return this.controller.signal;
   }
 
-  /**
-   * `Date.now()` by which the whole shutdown must be over (SHUTDOWN_TIMEOUT_MS after the
-   * signal), null until draining starts: background work bounds its last waits with it.
-   */
+  /** `Date.now()` by which the shutdown must be over (null until it starts): background work bounds its last waits by it. */
   get deadline(): number | null {
     return this.shutdownDeadline;
   }

@@ -8,16 +8,9 @@ import { HttpDrain } from './http-drain';
 const HTTP_SHARE = 0.75;
 
 /**
- * The shutdown sequence of decisions.md section 15, in this order:
- * 1. draining starts (DrainState): /ready answers 503, answers carry `Connection: close`,
- *    held requests are woken;
- * 2. the HTTP server stops accepting connections, answers what it has received, then closes
- *    the idle connections (HttpDrain), for up to 3/4 of SHUTDOWN_TIMEOUT_MS;
- * 3. Nest's shutdown hooks, through app.close(): onModuleDestroy, then
- *    beforeApplicationShutdown (background workers stop there: their in-flight work ends
- *    or is released), then onApplicationShutdown (PrismaService closes the database, last).
- * Nest's own enableShutdownHooks is not used: it would close the server (and every idle
- * connection with it, at once) before any of this.
+ * The shutdown of decisions.md section 15: drain (DrainState), then the HTTP server (HttpDrain),
+ * then Nest's hooks (workers, the database last). Not enableShutdownHooks: it would close every
+ * idle connection at once, first.
  */
 export async function shutDownGracefully(app: NestExpressApplication, config: AppConfig, signal: string): Promise<void> {
   const logger = new Logger('Shutdown');

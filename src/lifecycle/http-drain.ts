@@ -5,18 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { DrainState } from './drain-state';
 
-/**
- * How long an idle keep-alive connection stays open once draining starts. A client busy on
- * it sends its next request within this time and gets an answer (with Connection: close)
- * instead of a reset; a connection still idle after it is closed.
- */
+/** How long an idle keep-alive connection stays open once draining starts: a request already on its way is answered, not reset. */
 const IDLE_GRACE_MS = 1_000;
 
-/**
- * The HTTP side of a graceful shutdown: knows the requests in flight and the open
- * connections, and closes the server without resetting any connection a client may be
- * using (decisions.md section 15).
- */
+/** The HTTP side of a graceful shutdown: no connection a client may be using is reset (decisions.md section 15). */
 @Injectable()
 export class HttpDrain implements BeforeApplicationShutdown {
   private readonly inFlight = new Set<ServerResponse>();
@@ -53,12 +45,7 @@ export class HttpDrain implements BeforeApplicationShutdown {
     };
   }
 
-  /**
-   * An answer that would stay open until its client leaves (an event stream): the drain does not
-   * wait for it, but calls `end` at once when draining starts (at once now, if it has), and the
-   * connection closes after the answer's last bytes. Answers the function that forgets it, for
-   * when it ends otherwise.
-   */
+  /** An answer open until its client leaves (an event stream): `end` is called when draining starts; answers how to forget it. */
   holdOpen(res: ServerResponse, end: () => void): () => void {
     if (this.drainState.isDraining || this.closing) {
       end();
@@ -77,13 +64,7 @@ export class HttpDrain implements BeforeApplicationShutdown {
     });
   }
 
-  /**
-   * Stops accepting connections and lets every request already received be answered (each
-   * answer closes its connection). A keep-alive connection that is idle gets a moment
-   * (IDLE_GRACE_MS) to deliver a request its client may already have sent, then is closed.
-   * At `cutOffAt` (a Date.now() value) whatever is still open is destroyed. Answers how
-   * many requests were cut that way (0 after a clean drain).
-   */
+  /** Answers every request already received, closes idle connections after IDLE_GRACE_MS; answers how many were cut at `cutOffAt`. */
   async drain(server: Server, cutOffAt: number): Promise<number> {
     // net.Server#close only: http.Server#close (Node 19+) also destroys the idle keep-alive
     // connections at once, racing with a request a client may be sending on one of them.
@@ -98,12 +79,7 @@ export class HttpDrain implements BeforeApplicationShutdown {
     return cut;
   }
 
-  /**
-   * app.close() without the drain (as tests do), or after it: Nest's server.close() then waits
-   * for every connection, and would wait for a stream until its client leaves and for a
-   * connection that never sent a request until the headers timeout (60 s). Streams end and idle
-   * connections close now; requests in flight are still answered (middleware closes their connections).
-   */
+  /** app.close() with or without the drain: Nest's server.close() would wait for streams and silent connections. */
   beforeApplicationShutdown(): void {
     this.closing = true;
     if (this.server?.listening) NetServer.prototype.close.call(this.server);
@@ -123,11 +99,7 @@ export class HttpDrain implements BeforeApplicationShutdown {
     for (const end of held) end();
   }
 
-  /**
-   * Destroys every connection that carries no answer in flight. Not server.closeIdleConnections():
-   * Node counts a connection that has not sent its first request yet as busy (its headers timeout
-   * runs), so one opened and left silent would hold the server open.
-   */
+  /** Not server.closeIdleConnections(): Node counts a connection that has sent nothing yet as busy. */
   private closeIdleConnections(): void {
     const busy = new Set<Socket | null>();
     for (const res of this.inFlight) busy.add(res.socket);

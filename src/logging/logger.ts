@@ -106,12 +106,8 @@ export function durationMs(req: IncomingMessage): number {
 }
 
 /**
- * Middleware: one line per request (pino-http), written when the answer is sent: request
- * id, method, route template, status, duration, key and project; never headers, bodies or
- * query values. An unexpected error (set on `res.err` by ProblemDetailsFilter) adds its
- * stack. Everything logged while the request is served (any `new Logger(context)` of the
- * code) carries its request id: the request's logger is bound for that time (nestjs-pino's
- * store, which NestLogger reads).
+ * One line per request when its answer is sent; never headers, bodies or query values, which
+ * may hold secrets. Whatever is logged meanwhile carries the request id (nestjs-pino's store).
  */
 export function httpLogger(root: RootLogger): RequestHandler {
   const line = (req: IncomingMessage, res: ServerResponse) => {

@@ -7,29 +7,13 @@ import { Prisma } from '../generated/prisma/client';
 import { CARRIED_OVER, IN_SCOPE, LEDGER_RECORDS, REPORT_COUNTS, SCOPE_RULES } from './sprint-ledger-rules';
 
 /**
- * The sprint ledger and what reads it (decisions.md section 19).
- *
- * Two tables, written together in each change's own transaction (ChangeLog.record sends
- * `sprintLedgerParts` after the change's writes):
- * - `sprint_ledger`, the timeline: for the project's active sprint, the state of each task of its
- *   scope each time that state changes (in the scope or not, estimate, status, title, at the
- *   change's time). At activation one `committed` row per task in the scope; after it one
- *   `changed` row whenever a task enters or leaves the scope, is re-estimated or changes status
- *   while in it; at close, the open tasks the close moves out leave with `carried_over`.
- *   Burndowns (`burndownSql`) read it, day by day.
- * - `sprint_scope`, one row per task that was ever in the scope since activation: what each
- *   ledger row changes of the task's standing (committed and its estimate then, entered later and
- *   its estimate at its last entry, its estimate at its last exit, its re-estimates while in the
- *   scope, its last state). Reports (`reportSql`) read it: a report costs one row per task, not a
- *   pass over the timeline (a sprint of 1 000 tasks may have ten times as many ledger rows).
- * At a close the report is frozen (`freezeReport`) and the `sprint.closed` event carries it.
- * Nothing replays history; a closed sprint's report and burndown read rows no later change adds to.
+ * The sprint ledger (decisions.md section 19), written in each change's own transaction:
+ * `sprint_ledger`, the active sprint's timeline of its tasks' states, which burndowns read; and
+ * `sprint_scope`, one row per task ever in the scope, which reports read, so that a report costs
+ * one row per task rather than a pass over the timeline. Nothing replays history.
  */
 
-/**
- * The columns of sprint_scope that SCOPE_RULES write at `moment` and their values, after the key:
- * the task's sprint and id (`key`, SQL) and the project (a parameter). Built once.
- */
+/** The columns SCOPE_RULES write at `moment`, after the key (`key`, SQL) and the project. Built once. */
 function scopeInsert(moment: 'activation' | 'first', key: string): { columns: Prisma.Sql; values(project: Prisma.Sql): Prisma.Sql } {
   const written = SCOPE_RULES.flatMap((rule) =>
     Object.entries(rule).flatMap(([column, at]) => (at[moment] === undefined ? [] : [[column, at[moment]] as const])),
@@ -50,13 +34,8 @@ const NEXT = Prisma.raw(
 );
 
 /**
- * The ledger's part of `change` (its writes sent before it): `before`, statements ChangeLog.record
- * sends after the writes, and `ctes`, CTEs it puts at the head of its last statement, which then
- * runs them with the rest of the change at no extra statement. Neither when the change touches
- * no task and activates and closes no sprint. What each column becomes: sprint-ledger-rules.ts.
- *
- * What follows the change's tasks goes in `ctes` unless the change closes a sprint: a close's
- * frozen report (`freezeReport`, a statement of its own) must read the rows they write.
+ * The ledger's part of `change`: `ctes` ride at the head of ChangeLog.record's last statement (no
+ * extra statement), but a close's go in `before`, since its frozen report must read their rows.
  */
 export function sprintLedgerParts(change: Change): { before: Prisma.Sql[]; ctes: readonly Cte[] } {
   const taskIds = change.records.flatMap((record) => ('task' in record ? [record.task] : []));
@@ -154,12 +133,8 @@ export function committedSql(sprint: Prisma.Sql): Prisma.Sql {
 }
 
 /**
- * A sprint's report as `GET .../report` answers it (one row, column `report`; none when the sprint
- * is not the project's), computed now. A planned sprint's has only `scope` and `tasks`, from its
- * live tasks; an active or closed sprint's reads `sprint_scope`. What each tally counts:
- * decisions.md section 19. In `tasks`, a task still counted at the close (or now) shows its status
- * and estimate as the ledger last saw them, one that left as it is now (at the close, when
- * frozen); a destroyed one as the ledger last saw it.
+ * A sprint's report as `GET .../report` answers it, computed now (decisions.md section 19): a
+ * planned sprint's from its live tasks, an active or closed one's from `sprint_scope`.
  */
 export function reportSql(projectId: string, sprintId: string): Statement<{ report: SprintReportDto }> {
   const fromScope = Prisma.sql`
@@ -216,16 +191,8 @@ export function reportSql(projectId: string, sprintId: string): Statement<{ repo
 }
 
 /**
- * A sprint's burndown (one row, column `burndown`: `{days}`; none for a planned sprint), in Madrid
- * days (decisions.md sections 19 and 26):
- * - from its activation day to its close day or today, each day's tallies at the end of that day
- *   (today: now; the close day: at the close, before its open tasks moved out): `scope`,
- *   `completed`, `cancelled`, and `remaining`, the scope minus both (finished work is not remaining);
- * - for an active sprint, the days after today up to its endDate too, their tallies null;
- * - on every day, `ideal`: the straight line from the committed points on startDate to 0 on
- *   endDate, rounded to one decimal; null outside that window, or without both dates.
- * A closed sprint's is frozen: its rows are ledger rows no later change adds to, its committed
- * points are those of its activation, and its line is drawn on the window it had when it closed.
+ * A sprint's burndown in Madrid days (decisions.md sections 19 and 26), each day's tallies at its
+ * end; a closed sprint's is frozen, since no later change adds ledger rows to it.
  */
 export function burndownSql(projectId: string, sprintId: string): Statement<{ burndown: BurndownDto }> {
   const scope = tally('x.in_scope', 'x.estimate');

@@ -29,15 +29,9 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 const USER_AGENT = 'task-planning-service-webhooks/1';
 
 /**
- * Sends one webhook attempt as the Standard Webhooks specification describes it: `POST` with
- * the event JSON, `webhook-id`, `webhook-timestamp` (this attempt's time, so a retry hours later
- * still passes a receiver's 5-minute tolerance) and `webhook-signature`, signed with the
- * `standardwebhooks` package. A 2xx within the timeout is success; anything else, a redirect
- * included (never followed), is a failed attempt with a short reason.
- *
- * fetch is undici's (the implementation of Node's own fetch) so that connections go through an
- * Agent of ours: kept alive between attempts, and, unless private targets are allowed, opened
- * only to addresses that `guardedLookup` has checked.
+ * One attempt as Standard Webhooks describes it (`standardwebhooks` signs it); `webhook-timestamp`
+ * is this attempt's, so a late retry passes a receiver's tolerance. Only a 2xx succeeds: redirects
+ * are never followed. undici's fetch, for an Agent of ours that keeps connections and guards lookups.
  */
 export class WebhookSender {
   private readonly agent: Agent;

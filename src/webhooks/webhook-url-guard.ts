@@ -3,13 +3,9 @@ import type { LookupAddress, LookupAllOptions } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
- * Where webhooks may send (decisions.md section 14): by default only https:// URLs whose host
- * resolves to public addresses only, so that a key holder cannot make the service call into its
- * own network (loopback, private ranges, link-local with the cloud metadata address, ...).
- * Checked when a webhook is created or its url changed, and at delivery time for every
- * connection the worker opens (`guardedLookup`: the address checked is the address connected
- * to, so a host that resolves elsewhere between the check and the connection gains nothing).
- * WEBHOOK_ALLOW_PRIVATE_URLS=true lifts all of it but the URL's form (development and tests).
+ * Where webhooks may send (decisions.md section 14): https to public addresses only, so that a
+ * key holder cannot reach the service's own network. Checked again at each connection
+ * (`guardedLookup`), so a host that resolves elsewhere later gains nothing.
  */
 export class WebhookUrlRefused extends Error {
   constructor(

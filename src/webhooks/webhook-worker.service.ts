@@ -57,19 +57,9 @@ export interface WebhookWorkerStats {
 }
 
 /**
- * Sends the queued webhook deliveries (the outbox that ChangeLog fills in each change's
- * transaction), inside the service process, in every instance.
- *
- * A claim is one statement: it takes due deliveries with FOR UPDATE SKIP LOCKED and pushes
- * their `next_attempt_at` past the attempt's timeout as a lease, then commits. No transaction
- * is held during HTTP; other instances skip the rows while the claim runs and see them not
- * due afterwards; an instance that dies mid-attempt leaves a lease that simply expires, and
- * the delivery is sent again (at least once). Attempts run concurrently (up to MAX_IN_FLIGHT),
- * and their results are written back in batches, one statement per batch, which also keeps
- * each webhook's `failing_since` and disables a webhook failing for DISABLE_AFTER_FAILING_DAYS.
- *
- * It wakes when a change that queued deliveries commits in any instance (ChangeSignal), and
- * by a timer at the next due retry; with nothing pending it sends no statement at all.
+ * Sends the outbox ChangeLog fills, in every instance. A claim is one statement (SKIP LOCKED, a
+ * lease in `next_attempt_at`), so no transaction is held during HTTP and a dead instance's
+ * lease simply expires (at least once). Woken by ChangeSignal or the next due retry; idle, silent.
  */
 @Injectable()
 export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {

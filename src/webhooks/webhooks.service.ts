@@ -85,11 +85,7 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
     return { webhook, secret };
   }
 
-  /**
-   * Disabling closes the webhook's pending deliveries as failed (they can be redelivered once it
-   * is enabled again); enabling starts its 5-day failure clock afresh. A new url or new events
-   * apply to every attempt from now on, pending ones included.
-   */
+  /** Disabling fails the pending deliveries (redeliverable later); enabling restarts the failure clock. */
   async update(caller: Caller, webhookId: string, dto: UpdateWebhookDto): Promise<WebhookResponseDto> {
     // A 400 comes before a 404 (decisions.md section 1).
     if (dto.url !== undefined) await this.assertUrlAllowed(dto.url);
@@ -114,10 +110,8 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   /**
-   * Gone at once for clients (404, and no new deliveries: it is disabled) and removed with its
-   * delivery log a minute later. Removing the row at once could fail a change of the project
-   * committing at that moment: its ChangeLog statement may still see the webhook, and its new
-   * delivery's foreign key would then name a row that no longer exists.
+   * Gone at once for clients (disabled, 404), removed a minute later: a change committing now may
+   * still see the webhook, and its new delivery's foreign key would name a missing row.
    */
   async delete(caller: Caller, webhookId: string): Promise<void> {
     await this.prisma.write(async (tx) => {
@@ -157,11 +151,7 @@ export class WebhooksService implements OnApplicationBootstrap, OnModuleDestroy 
     return { deliveries: page.items.map((row) => row.delivery), nextCursor: page.nextCursor };
   }
 
-  /**
-   * Queues one more attempt now, whatever the delivery's state. A pending delivery keeps its
-   * retry schedule; a finished one (succeeded or failed) gets this one attempt, without retries.
-   * The webhook must be enabled (409 otherwise).
-   */
+  /** One more attempt now: a pending delivery keeps its schedule, a finished one gets this attempt alone. */
   async redeliver(caller: Caller, webhookId: string, deliveryId: string): Promise<WebhookDeliveryResponseDto> {
     const delivery = await this.prisma.write(async (tx) => {
       const webhook = await findWebhook(tx, caller.projectId, webhookId);

@@ -85,13 +85,7 @@ const NOT_ACCEPTING_CONNECTIONS = /is not currently accepting connections/;
 // pg and pg-pool report a lost or unobtainable connection as a plain Error, with no code.
 const PG_CONNECTION_FAILURE = /^Connection terminated|timeout exceeded when trying to connect|is not queryable|Cannot use a pool after calling end/;
 
-/**
- * Whether an error says that the database is unreachable or refusing work right now
- * (answered 503 database_unavailable with Retry-After), whichever layer reports it: Prisma
- * Client (P1xxx codes), a driver adapter (DriverAdapterError and its cause), pg (a
- * DatabaseError with a SQLSTATE, or a plain Error), or the socket (ECONNREFUSED...). Follows
- * `cause` and Prisma's `meta.driverAdapterError` down the chain.
- */
+/** Whether the database is unreachable or refusing work now (503), whichever layer says so, down the `cause` chain. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const pending: unknown[] = [error];
   for (let depth = 0; pending.length > 0 && depth < 10; depth++) {
@@ -113,11 +107,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 /**
- * The answer for a database error the service did not catch itself, or null for a 500.
- * A constraint violation is not answered here: where a constraint decides between requests (a
- * label's name, the one active sprint, an Idempotency-Key), its caller catches it and answers
- * (databaseViolation); any other is a defect, a rule the validation does not know, so it is a 500
- * that the log names (violatedConstraint), never a 409 that invites the client to retry.
+ * The answer for a database error no caller caught, or null for a 500. A constraint violation
+ * that reaches here is a rule the validation does not know: a 500, never a 409 inviting a retry.
  */
 export function problemFromDatabaseError(error: unknown): Problem | null {
   if (isDatabaseUnavailable(error)) {

@@ -5,11 +5,9 @@ import { DATABASE_RETRY_AFTER_SECONDS, problemFromDatabaseError, violatedConstra
 import { Problem, ProblemCode } from './problem';
 
 /**
- * The one place where failures become answers: every error, from every endpoint,
- * leaves as RFC 9457 problem+json with a stable `code`. Unexpected errors are answered with
- * a body that says nothing about the cause, and written with their stack on the request's
- * log line (src/logging), which carries the request id. A database constraint that refused a
- * change the validation let through is such an error, and a defect: a line of its own names it.
+ * The one place where failures become answers (problem+json with a stable `code`). An unexpected
+ * error tells the client nothing of its cause; its stack goes on the request's log line, and a
+ * constraint the validation let through gets a line of its own: it is a defect.
  */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
