@@ -95,9 +95,7 @@ export function receiveUpload(req: Request, res: Response, store: AttachmentStor
     const fail = (problem: Problem) => {
       if (settled) return;
       settled = true;
-      // What is left of the body is not read: the connection closes once the answer is sent.
-      req.unpipe(parser);
-      res.setHeader('Connection', 'close');
+      stopReading(req, res, parser);
       inspector?.destroy(problem);
       void written?.catch(() => undefined);
       reject(problem);
@@ -152,6 +150,24 @@ export function receiveUpload(req: Request, res: Response, store: AttachmentStor
       })();
     });
     req.pipe(parser);
+  });
+}
+
+/** How long a connection whose body was left unread stays open after its answer, so that the client reads the answer. */
+const LINGER_MS = 2000;
+
+/**
+ * Leaves the rest of the body unread (decisions.md section 24: a 413 as soon as the limit is
+ * passed). The connection cannot serve another request, so it is closed, but only a moment after
+ * the answer: closing a socket with unread data sends a reset, which can make the client lose
+ * the answer it has not read yet (seen with a slow upload on PostgreSQL's test run).
+ */
+function stopReading(req: Request, res: Response, parser: busboy.Busboy): void {
+  req.unpipe(parser);
+  req.pause();
+  res.once('finish', () => setTimeout(() => req.socket.destroy(), LINGER_MS).unref());
+  res.once('close', () => {
+    if (!res.writableFinished) req.socket.destroy();
   });
 }
 
