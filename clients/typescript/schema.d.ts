@@ -4686,8 +4686,9 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Payload Too Large",
            *       "status": 413,
-           *       "detail": "The body is larger than 1048576 bytes",
-           *       "code": "payload_too_large"
+           *       "detail": "The file is larger than 26214400 bytes (ATTACHMENT_MAX_BYTES)",
+           *       "code": "attachment_too_large",
+           *       "limit": 26214400
            *     }
            */
           'application/problem+json': components['schemas']['ProblemDto'];
@@ -4704,7 +4705,7 @@ export interface operations {
            *       "type": "about:blank",
            *       "title": "Unsupported Media Type",
            *       "status": 415,
-           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "detail": "An upload is sent as Content-Type: multipart/form-data, with a part named file (curl -F file=@path)",
            *       "code": "unsupported_media_type"
            *     }
            */
@@ -4753,6 +4754,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Attachment not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4836,6 +4846,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Attachment not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4922,6 +4941,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Attachment not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -4932,6 +4960,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Range Not Satisfiable",
+           *       "status": 416,
+           *       "detail": "The range starts past the end of the file (1024 bytes)",
+           *       "code": "range_not_satisfiable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5000,6 +5037,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This download link is not valid: ask the API for a new one (the attachment’s downloadUrl)",
+           *       "code": "forbidden"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5009,6 +5055,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Attachment not found",
+           *       "code": "not_found"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };
@@ -5019,6 +5074,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Range Not Satisfiable",
+           *       "status": 416,
+           *       "detail": "The range starts past the end of the file (1024 bytes)",
+           *       "code": "range_not_satisfiable"
+           *     }
+           */
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };

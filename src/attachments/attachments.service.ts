@@ -8,6 +8,7 @@ import { ChangeLog } from '../changes/change-log.service';
 import { CHANGE_TIME } from '../changes/change';
 import { lockAttachments, lockTasks } from '../changes/locks';
 import { conflict, notFound } from '../common/errors/problem';
+import { NO_ID } from '../common/ids';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { PrismaService } from '../database/prisma.service';
 import { cte, statement, withCtes } from '../database/sql';
@@ -23,6 +24,8 @@ import { DownloadLinks } from './download-links';
 import { UploadInspector } from './content-type';
 import { ATTACHMENT_STORE, type AttachmentStore } from './storage/attachment-store';
 import { isMultipart, notMultipart, quotaExceeded, receiveUpload, type ReceivedUpload } from './upload-reader';
+
+const RFC_4122_VARIANT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** decisions.md section 24: the 101st attachment of a task is 409. */
 export const MAX_ATTACHMENTS_PER_TASK = 100;
@@ -96,6 +99,9 @@ export class AttachmentsService {
 
   /** A downloadUrl: 403 unless signed here and not expired (saying nothing more), then 404 unless the attachment is live. */
   async download(req: Request, res: Response, attachmentId: string, query: Record<string, unknown>): Promise<void> {
+    // A path id that is no UUID (PathIdPipe), or not one of the RFC 4122 variant every id here has,
+    // names nothing: 404 as for any unknown id, which reveals nothing either.
+    if (attachmentId === NO_ID || !RFC_4122_VARIANT.test(attachmentId)) throw notFound('Attachment');
     this.links.verify(attachmentId, query);
     const [attachment] = await this.prisma.sql.rows(
       statement<StoredAttachment>(Prisma.sql`
@@ -114,10 +120,6 @@ export class AttachmentsService {
    */
   async upload(caller: Caller, req: Request, res: Response, taskId: string): Promise<AttachmentResponseDto | string | undefined> {
     const idempotencyKey = idempotencyKeyOf(req);
-    if (!isMultipart(req)) {
-      res.setHeader('Connection', 'close');
-      throw notMultipart();
-    }
     const { projectId } = caller;
     // Before reading: whether the task is live, and the room the quota leaves (checked again at commit, under the lock).
     const [state] = await this.prisma.sql.rows(
@@ -127,6 +129,10 @@ export class AttachmentsService {
     if (!state.found) {
       res.setHeader('Connection', 'close');
       throw await liveTaskNotFound(this.prisma.sql, projectId, taskId);
+    }
+    if (!isMultipart(req)) {
+      res.setHeader('Connection', 'close');
+      throw notMultipart();
     }
     const used = Number(state.used);
     const limit = this.config.attachmentQuotaBytes;

@@ -97,7 +97,11 @@ export function receiveUpload(req: Request, res: Response, store: AttachmentStor
       settled = true;
       stopReading(req, res, parser);
       inspector?.destroy(problem);
-      void written?.catch(() => undefined);
+      // The store may have finished the file just before (the limit passed in its last chunk): remove it then.
+      void written?.then(
+        (key) => store.remove(key).catch(() => undefined),
+        () => undefined,
+      );
       reject(problem);
     };
 
