@@ -12,6 +12,7 @@ import { HONOURS_IF_MATCH } from './common/http/entity-tag';
 import { isIdParameter } from './common/ids';
 import { surfaceOfPath } from './common/http/surface';
 import { referenceNotFound } from './tasks/task-references';
+import { attachmentTooLarge, notMultipart } from './attachments/upload-reader';
 import { describeWebhookDeliveries } from './webhooks/webhook-openapi';
 
 /**
@@ -35,6 +36,11 @@ const TAGS: [name: string, description: string][] = [
     'comments',
     'The conversation around a task: comments in Markdown with mentions of members, one level of replies, every edit kept as a revision. ' +
       'Writing needs comments:write; changing or deleting what another key wrote needs content:moderate.',
+  ],
+  [
+    'attachments',
+    'Files on a task, uploaded as multipart/form-data and typed by their bytes; downloaded by key or by a signed downloadUrl. ' +
+      'Uploading needs attachments:write; deleting what another key uploaded needs content:moderate.',
   ],
   ['sprints', "The project's sprints: list, create, read, update, delete. Activation and closing belong to the app (admin)."],
   ['trash', 'Tasks sent to the trash, with their subtasks: list, restore, destroy for good.'],
@@ -519,6 +525,7 @@ const NOT_FOUND_BY_PARAMETER: Record<string, string> = {
   projectId: 'Project',
   membershipId: 'Member',
   commentId: 'Comment',
+  attachmentId: 'Attachment',
 };
 
 function problemFor(status: number, path: string, permission: [Permission, ...Permission[]] | undefined): Problem | null {
@@ -532,6 +539,9 @@ function problemFor(status: number, path: string, permission: [Permission, ...Pe
         ? new Problem(status, 'unauthenticated', 'The admin interface needs Authorization: Bearer <ADMIN_TOKEN>')
         : new Problem(status, 'unauthenticated', 'Send your key as Authorization: Bearer <key>');
     case 403:
+      if (!permission && path.startsWith('/api/v1/attachment-downloads/')) {
+        return new Problem(status, 'forbidden', 'This download link is not valid: ask the API for a new one (the attachment’s downloadUrl)');
+      }
       return permission ? insufficientPermission(permission) : null;
     case 404: {
       // The last path parameter names what was not found; a create names the reference it could not find.
@@ -559,9 +569,14 @@ function problemFor(status: number, path: string, permission: [Permission, ...Pe
         'If-Match does not name the current version of this resource: read it again (its ETag is in this answer)',
       );
     case 413:
+      // An upload has a limit of its own (decisions.md section 24), and it is multipart.
+      if (path.endsWith('/attachments')) return attachmentTooLarge(26_214_400);
       return new Problem(status, 'payload_too_large', 'The body is larger than 1048576 bytes');
     case 415:
+      if (path.endsWith('/attachments')) return notMultipart();
       return new Problem(status, 'unsupported_media_type', 'The body must be JSON sent as Content-Type: application/json');
+    case 416:
+      return new Problem(status, 'range_not_satisfiable', 'The range starts past the end of the file (1024 bytes)');
     case 422:
       return new Problem(
         status,

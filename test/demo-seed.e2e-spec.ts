@@ -141,6 +141,18 @@ import { engine, startTestApp, TestApp } from './support/test-app';
     expect(revisions.map((revision: { number: number }) => revision.number)).toEqual([2, 1]);
   });
 
+  it('has an attachment: the crash’s log, uploaded with the demo key, its bytes served', async () => {
+    const api = withKey(t!, key);
+    const tasks: TaskJson[] = (await api.get('/api/v1/tasks?limit=100').expect(200)).body.tasks;
+    const crash = tasks.find((task) => task.title === 'Crash when a due date is cleared')!;
+    const { attachments } = (await api.get(`/api/v1/tasks/${crash.id}/attachments`).expect(200)).body;
+    expect(attachments).toEqual([
+      expect.objectContaining({ name: 'board-crash.log', contentType: 'text/plain', author: expect.objectContaining({ name: 'Demo key (API)' }) }),
+    ]);
+    const res = await api.get(`/api/v1/tasks/${crash.id}/attachments/${attachments[0].id}/content`).responseType('blob').expect(200);
+    expect(Buffer.from(res.body as Buffer).toString()).toContain('TypeError');
+  });
+
   it('keeps the data across restarts, and prints no key again', async () => {
     await t!.close();
     t = undefined;

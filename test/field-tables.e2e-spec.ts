@@ -194,7 +194,7 @@ describe('the field tables', () => {
   });
 
   it('finds in the database every column its row needs, of its kind’s type, with its kind’s CHECK constraints (npm run db:migration writes them)', async () => {
-    expect(Object.keys(FIELD_TABLES).sort()).toEqual(['comments', 'sprints', 'tasks']);
+    expect(Object.keys(FIELD_TABLES).sort()).toEqual(['attachments', 'comments', 'sprints', 'tasks']);
     const differences = await t.prisma.engine.withSession((session) => fieldRuleDifferences(session, FIELD_TABLES));
     expect(differences.map((difference) => difference.problem)).toEqual([]);
     for (const [tableName, table] of Object.entries(FIELD_TABLES)) {

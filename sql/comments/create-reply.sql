@@ -310,7 +310,8 @@ FROM
             v.kind = 'comment'
         ),
         '{}'::json
-      ) AS comments
+      ) AS comments,
+      '{}'::json AS attachments
     FROM
       views v
   ) answer;

@@ -304,7 +304,8 @@ FROM
             v.kind = 'comment'
         ),
         '{}'::json
-      ) AS comments
+      ) AS comments,
+      '{}'::json AS attachments
     FROM
       views v
   ) answer;

@@ -562,7 +562,8 @@ FROM
       '{}'::json AS sprints,
       '{}'::json AS labels,
       '{}'::json AS members,
-      '{}'::json AS comments
+      '{}'::json AS comments,
+      '{}'::json AS attachments
     FROM
       views v
   ) answer;

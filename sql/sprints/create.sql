@@ -217,7 +217,8 @@ FROM
       ) AS sprints,
       '{}'::json AS labels,
       '{}'::json AS members,
-      '{}'::json AS comments
+      '{}'::json AS comments,
+      '{}'::json AS attachments
     FROM
       views v
   ) answer;

@@ -241,7 +241,8 @@ FROM
       ) AS sprints,
       '{}'::json AS labels,
       '{}'::json AS members,
-      '{}'::json AS comments
+      '{}'::json AS comments,
+      '{}'::json AS attachments
     FROM
       views v
   ) answer;

@@ -29,9 +29,28 @@ WHERE
 ORDER BY
   t.id
 FOR UPDATE;
+-- 3.
+SELECT DISTINCT
+  a.sha256
+FROM
+  attachments a
+WHERE
+  a.project_id = $1::uuid
+  AND a.task_id IN (
+    SELECT
+      t.id
+    FROM
+      tasks t
+    WHERE
+      t.project_id = $2::uuid
+      AND (
+        t.id = $3::uuid
+        OR t.parent_id = $4::uuid
+      )
+  );
 
 -- Round trip 2, then COMMIT:
--- 3.
+-- 4.
 WITH
   claimed AS (
     INSERT INTO
@@ -49,12 +68,12 @@ SELECT
   set_config($4, last_change_at::text, true) AS at
 FROM
   claimed;
--- 4.
+-- 5.
 DELETE FROM tasks
 WHERE
   id = ANY ($1::uuid[])
   AND project_id = $2::uuid;
--- 5.
+-- 6.
 WITH
   ledger_tracked AS (
     -- The project's active sprint, or the one this change closes (its open tasks leave with the close).
@@ -538,7 +557,8 @@ FROM
       '{}'::json AS sprints,
       '{}'::json AS labels,
       '{}'::json AS members,
-      '{}'::json AS comments
+      '{}'::json AS comments,
+      '{}'::json AS attachments
     FROM
       views v
   ) answer;

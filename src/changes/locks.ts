@@ -5,7 +5,8 @@ import { Prisma } from '../generated/prisma/client';
  * (docs/locking.md says what each write takes, in which mode, and why):
  *  1. advisory locks on a part of the project read as a whole (dependencies, ranks, webhooks);
  *  2. sprint rows by id; 3. task rows, a parent before its subtasks, else by id (or one label or
- *     member row); 3b. comment rows after their task's, a top-level comment before its replies;
+ *     member row); 3b. comment rows after their task's, a top-level comment before its replies,
+ *     then attachment rows after their task's (an upload also takes `attachments:<project>` in 1);
  *  4. the project's event row (ChangeLog.record), then at COMMIT its task list version row.
  * Each row in the strongest mode the write needs, before step 4; what a write compares is read
  * by a statement after the one that locks (a waiting statement sees only the locked row anew).
@@ -42,6 +43,17 @@ export function lockComments(projectId: string, taskId: string, which: Prisma.Sq
   return Prisma.sql`
     SELECT ${columns} FROM comments c
      WHERE c.task_id = ${taskId}::uuid AND c.project_id = ${projectId}::uuid AND ${which} ORDER BY c.id ${Prisma.raw(mode)}`;
+}
+
+/**
+ * Locks the attachments of the task `taskId` that `which` selects (a condition on the attachment
+ * row `a`), by id, answering `columns` of each. Lock the task first (FOR SHARE: it cannot go to
+ * the trash or be purged meanwhile).
+ */
+export function lockAttachments(projectId: string, taskId: string, which: Prisma.Sql, mode: RowLockMode, columns: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    SELECT ${columns} FROM attachments a
+     WHERE a.task_id = ${taskId}::uuid AND a.project_id = ${projectId}::uuid AND ${which} ORDER BY a.id ${Prisma.raw(mode)}`;
 }
 
 /**
