@@ -41,6 +41,14 @@ export interface AppConfig {
   logFormat: 'json' | 'pretty';
   /** On SIGTERM or SIGINT, the whole shutdown (drain, workers, database) ends within this many ms. */
   shutdownTimeoutMs: number;
+  /** When set, attachments' bytes live in this S3 bucket (docs/attachment-storage.md); credentials from the usual AWS variables. */
+  s3Bucket: string | null;
+  /** An S3-compatible endpoint (MinIO, Ceph, R2...) as an http(s) URL; null: AWS S3 itself. */
+  s3Endpoint: string | null;
+  /** S3_REGION, else AWS_REGION, else us-east-1 (what most S3-compatible stores accept). */
+  s3Region: string;
+  /** Bucket in the path (`endpoint/bucket/key`) rather than in the host name, as MinIO and most local stores need. */
+  s3ForcePathStyle: boolean;
 }
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -93,7 +101,29 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     logLevel: logLevel as LogLevel,
     logFormat,
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1_000, 600_000),
+    ...s3(env),
   };
+}
+
+/** The S3 keys, checked together: an endpoint, region or path style without a bucket would be silently unused. */
+function s3(env: NodeJS.ProcessEnv): Pick<AppConfig, 's3Bucket' | 's3Endpoint' | 's3Region' | 's3ForcePathStyle'> {
+  const s3Bucket = optional(env.S3_BUCKET);
+  // S3's naming rules (3 to 63 lower-case letters, digits, dots and hyphens), so a typo fails here, not at the first upload.
+  if (s3Bucket !== null && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(s3Bucket)) {
+    throw new ConfigError(`S3_BUCKET must be an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens), got "${s3Bucket}"`);
+  }
+  const s3Endpoint = optional(env.S3_ENDPOINT);
+  if (s3Endpoint !== null && !/^https?:\/\/[^/?#\s]+\/?$/.test(s3Endpoint)) {
+    throw new ConfigError(`S3_ENDPOINT must be an http(s) URL without a path, such as http://127.0.0.1:9000, got "${s3Endpoint}"`);
+  }
+  const s3Region = optional(env.S3_REGION) ?? optional(env.AWS_REGION) ?? 'us-east-1';
+  if (!/^[a-z0-9-]{1,64}$/.test(s3Region)) throw new ConfigError(`S3_REGION must be a region name such as eu-west-1, got "${s3Region}"`);
+  const s3ForcePathStyle = boolean(env, 'S3_FORCE_PATH_STYLE', false);
+  if (s3Bucket === null) {
+    const stray = ['S3_ENDPOINT', 'S3_REGION', 'S3_FORCE_PATH_STYLE'].find((name) => optional(env[name]) !== null);
+    if (stray) throw new ConfigError(`${stray} is set but S3_BUCKET is not: set S3_BUCKET to store attachments in S3, or unset ${stray}`);
+  }
+  return { s3Bucket, s3Endpoint, s3Region, s3ForcePathStyle };
 }
 
 function isInstalled(packageName: string): boolean {
