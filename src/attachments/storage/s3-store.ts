@@ -1,15 +1,26 @@
 import {
+  AbortMultipartUploadCommand,
+  type CompletedPart,
+  CompleteMultipartUploadCommand,
   CopyObjectCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
+  PutObjectCommand,
   S3Client,
   S3ServiceException,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
-import { randomUUID } from 'node:crypto';
+import { createHash, type Hash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { type Readable, Transform } from 'node:stream';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import type { AttachmentStore } from './attachment-store';
 
 export interface S3StoreOptions {
@@ -25,12 +36,9 @@ export interface S3StoreOptions {
 /** The only keys there are (attachment-store.ts); anything else is refused, and list() leaves other objects of the bucket alone. */
 const KEY = /^(?:[0-9a-f-]{36}\/[0-9a-f]{64}|tmp\/[0-9a-f-]{36})$/;
 
-/**
- * S3's smallest part but the last. lib-storage holds up to (QUEUE_SIZE + 1) parts of an upload in
- * memory: the price of streaming a body of unknown length into S3 (bench/results/attachments.md).
- */
+/** S3's smallest part but the last. */
 const PART_SIZE = 5 * 1024 * 1024;
-/** Two parts in flight: reading the next part overlaps sending this one. */
+/** Two parts on their way to S3 while the next is read: receiving overlaps sending. */
 const QUEUE_SIZE = 2;
 
 /**
@@ -45,6 +53,9 @@ export class S3AttachmentStore implements AttachmentStore {
   constructor(options: S3StoreOptions) {
     this.bucket = options.bucket;
     this.client = new S3Client({
+      // Parts are streamed from files with a Content-MD5 of their own; the SDK's default CRC32 of a
+      // streamed body is sent as aws-chunked encoding, which S3-compatible stores (s3rver) store as bytes.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
       region: options.region ?? 'us-east-1',
       endpoint: options.endpoint ?? undefined,
       forcePathStyle: options.forcePathStyle ?? false,
@@ -55,23 +66,79 @@ export class S3AttachmentStore implements AttachmentStore {
 
   async writeTemporary(body: Readable): Promise<string> {
     const key = `tmp/${randomUUID()}`;
-    // A multipart upload of unknown length, part by part as the body arrives; on an error lib-storage
-    // aborts it (leavePartsOnError: false), so S3 keeps no parts. A body shorter than a part is one PutObject.
-    const upload = new Upload({
-      client: this.client,
-      params: { Bucket: this.bucket, Key: key, Body: body },
-      partSize: PART_SIZE,
-      queueSize: QUEUE_SIZE,
-      leavePartsOnError: false,
-    });
+    const spool = await mkdtemp(path.join(tmpdir(), 'attachment-upload-'));
+    const inFlight = new Set<Promise<void>>();
+    const parts: CompletedPart[] = [];
+    let uploadId: string | undefined;
+    let failure: unknown;
+    let part: SpooledPart | undefined;
+    const send = (sealed: SpooledPart, id: string) => {
+      const sending = this.client
+        .send(
+          new UploadPartCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId: id,
+            PartNumber: sealed.number,
+            Body: createReadStream(sealed.file),
+            ContentLength: sealed.size,
+            ContentMD5: sealed.md5,
+          }),
+        )
+        .then(async ({ ETag }) => {
+          parts.push({ PartNumber: sealed.number, ETag });
+          await rm(sealed.file, { force: true });
+        })
+        .catch((error: unknown) => {
+          failure ??= error;
+        })
+        .finally(() => inFlight.delete(sending));
+      inFlight.add(sending);
+    };
     try {
-      await upload.done();
+      part = new SpooledPart(spool, 1);
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        for (let at = 0; at < chunk.length;) {
+          const piece = chunk.subarray(at, at + PART_SIZE - part.size);
+          at += piece.length;
+          await part.write(piece);
+          if (part.size < PART_SIZE) continue;
+          await part.seal();
+          uploadId ??= (await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }))).UploadId!;
+          send(part, uploadId);
+          part = new SpooledPart(spool, part.number + 1);
+          // Backpressure: the body is read on only while fewer than QUEUE_SIZE parts are on their way.
+          while (inFlight.size >= QUEUE_SIZE) await Promise.race(inFlight);
+          if (failure) throw failure;
+        }
+      }
+      await part.seal();
+      if (uploadId === undefined) {
+        // Smaller than a part: one PutObject.
+        await this.client.send(
+          new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(part.file), ContentLength: part.size, ContentMD5: part.md5 }),
+        );
+        return key;
+      }
+      if (part.size > 0) send(part, uploadId);
+      await Promise.all(inFlight);
+      if (failure) throw failure;
+      parts.sort((a, b) => a.PartNumber! - b.PartNumber!);
+      await this.client.send(
+        new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
+      );
+      return key;
     } catch (error) {
-      // A body that ended in an error can still have been completed by S3 in a race; tmp/ keeps it at worst.
-      await this.remove(key).catch(() => undefined);
+      await Promise.all(inFlight);
+      // S3 then frees the parts; a crash before this leaves them to the bucket's lifecycle rule (docs/attachment-storage.md).
+      if (uploadId !== undefined) {
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      }
       throw error;
+    } finally {
+      part?.destroy();
+      await rm(spool, { recursive: true, force: true });
     }
-    return key;
   }
 
   async promote(temporaryKey: string, key: string): Promise<void> {
@@ -156,4 +223,44 @@ function byteSlice(skip: number, length: number, source: Readable): Transform {
       done();
     },
   });
+}
+
+/**
+ * One part of an upload, written to a file as the body arrives and sent to S3 from there: bytes of
+ * an upload wait on disk, not in memory (lib-storage's Upload, which holds parts in Buffers, was
+ * measured at 15 MiB an upload: docs/attachment-storage.md).
+ */
+class SpooledPart {
+  readonly file: string;
+  size = 0;
+  md5 = '';
+  private readonly out: WriteStream;
+  private readonly hash: Hash = createHash('md5');
+
+  constructor(
+    spool: string,
+    readonly number: number,
+  ) {
+    this.file = path.join(spool, String(number));
+    this.out = createWriteStream(this.file);
+    // A disk error between two writes is kept for the next write or seal (which reject with it), not thrown at the process.
+    this.out.on('error', () => undefined);
+  }
+
+  async write(bytes: Buffer): Promise<void> {
+    if (this.out.errored) throw this.out.errored;
+    this.size += bytes.length;
+    this.hash.update(bytes);
+    if (!this.out.write(bytes)) await once(this.out, 'drain');
+  }
+
+  async seal(): Promise<void> {
+    this.out.end();
+    await finished(this.out);
+    this.md5 = this.hash.digest('base64');
+  }
+
+  destroy(): void {
+    this.out.destroy();
+  }
 }
