@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,12 +31,12 @@ export interface S3Server {
  * The AWS SDK of this process is given s3rver's credentials while it runs (the SDK reads them from
  * the environment, as it does in service).
  */
-export async function startS3Server(bucket = 'attachments-test'): Promise<S3Server> {
+export async function startS3Server(bucket = 'attachments-test', port = 0): Promise<S3Server> {
   const directory = mkdtempSync(path.join(tmpdir(), 's3rver-'));
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', path.join(__dirname, 's3rver-process.js'), directory, bucket], {
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', path.join(__dirname, 's3rver-process.js'), directory, bucket, String(port)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const port = await firstLine(child).then((line) => (JSON.parse(line) as { port: number }).port);
+  port = await firstLine(child).then((line) => (JSON.parse(line) as { port: number }).port);
   const saved = Object.fromEntries(Object.keys(S3RVER_CREDENTIALS).map((name) => [name, process.env[name]]));
   Object.assign(process.env, S3RVER_CREDENTIALS);
   // The SDK's notice that its 2027 releases will need Node 22 (docs/attachment-storage.md), once per test file, is noise here.
@@ -72,4 +72,33 @@ function firstLine(child: ChildProcess): Promise<string> {
     });
     child.once('exit', (code) => reject(new Error(`s3rver exited with ${code} before it listened`)));
   });
+}
+
+/**
+ * s3rver for the tests of a file or describe block: started in a beforeAll, stopped in an afterAll.
+ * Its port is chosen now, so that `config` can be given to suites that take the app's overrides
+ * when they are declared (attachmentRules); `server()` is the running server, inside tests.
+ */
+export function useS3Server(bucket = 'attachments-test'): Pick<S3Server, 'config' | 'bucket'> & { server(): S3Server } {
+  const port = freePortNow();
+  const endpoint = `http://127.0.0.1:${port}`;
+  let server: S3Server | undefined;
+  beforeAll(async () => {
+    server = await startS3Server(bucket, port);
+  });
+  afterAll(() => server?.stop());
+  return {
+    bucket,
+    config: { s3Bucket: bucket, s3Endpoint: endpoint, s3Region: 'us-east-1', s3ForcePathStyle: true },
+    server: () => {
+      if (!server) throw new Error('useS3Server(): s3rver starts in beforeAll; use it inside a test or a hook');
+      return server;
+    },
+  };
+}
+
+/** A port free at this moment, found synchronously (a listener opened and closed in a child process). */
+function freePortNow(): number {
+  const script = "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{process.stdout.write(String(s.address().port));s.close()})";
+  return Number(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }));
 }

@@ -40,6 +40,8 @@ const KEY = /^(?:[0-9a-f-]{36}\/[0-9a-f]{64}|tmp\/[0-9a-f-]{36})$/;
 const PART_SIZE = 5 * 1024 * 1024;
 /** Two parts on their way to S3 while the next is read: receiving overlaps sending. */
 const QUEUE_SIZE = 2;
+/** Tries of a part (or a small object) sent from its file. */
+const FILE_ATTEMPTS = 4;
 
 /**
  * Attachments' bytes in an S3 bucket (decisions.md section 24, docs/attachment-storage.md):
@@ -73,18 +75,19 @@ export class S3AttachmentStore implements AttachmentStore {
     let failure: unknown;
     let part: SpooledPart | undefined;
     const send = (sealed: SpooledPart, id: string) => {
-      const sending = this.client
-        .send(
+      const sending = this.sendFile(sealed.file, (Body) =>
+        this.client.send(
           new UploadPartCommand({
             Bucket: this.bucket,
             Key: key,
             UploadId: id,
             PartNumber: sealed.number,
-            Body: createReadStream(sealed.file),
+            Body,
             ContentLength: sealed.size,
             ContentMD5: sealed.md5,
           }),
-        )
+        ),
+      )
         .then(async ({ ETag }) => {
           parts.push({ PartNumber: sealed.number, ETag });
           await rm(sealed.file, { force: true });
@@ -115,8 +118,9 @@ export class S3AttachmentStore implements AttachmentStore {
       await part.seal();
       if (uploadId === undefined) {
         // Smaller than a part: one PutObject.
-        await this.client.send(
-          new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(part.file), ContentLength: part.size, ContentMD5: part.md5 }),
+        const { size, md5 } = part;
+        await this.sendFile(part.file, (Body) =>
+          this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body, ContentLength: size, ContentMD5: md5 })),
         );
         return key;
       }
@@ -187,6 +191,23 @@ export class S3AttachmentStore implements AttachmentStore {
       }
       continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (continuationToken);
+  }
+
+  /**
+   * Sends a command whose body is `file`, again on a dropped connection or a 5xx: the SDK cannot
+   * retry a stream it has consumed, but the file can be read again (a stale keep-alive socket is
+   * enough to lose a part otherwise).
+   */
+  private async sendFile<Output>(file: string, send: (body: Readable) => Promise<Output>): Promise<Output> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await send(createReadStream(file));
+      } catch (error) {
+        const status = error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
+        if (attempt === FILE_ATTEMPTS || (status !== undefined && status < 500)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+      }
+    }
   }
 
   private async exists(key: string): Promise<boolean> {
