@@ -198,15 +198,20 @@ async function measureBackEnd(name, floorRates) {
   const s3 = name === 's3' ? await startS3rver(path.join(scratch, 's3rver'), 'attachments-bench') : null;
   let service;
   try {
-    service = await startServer(`service (${name})`, ['dist/main.js'], {
-      ...database.env,
-      ...(s3 ? s3.env : { ATTACHMENTS_DIR: path.join(scratch, 'attachments') }),
-      ADMIN_TOKEN,
-      ATTACHMENT_QUOTA_BYTES: String(1024 * 1024 * MiB),
-      RATE_LIMIT_PER_MINUTE: '10000000',
-      LOG_LEVEL: 'warn',
-      HOST: '127.0.0.1',
-    });
+    service = await startServer(
+      `service (${name})`,
+      ['dist/main.js'],
+      {
+        ...database.env,
+        ...(s3 ? s3.env : { ATTACHMENTS_DIR: path.join(scratch, 'attachments') }),
+        ADMIN_TOKEN,
+        ATTACHMENT_QUOTA_BYTES: String(1024 * 1024 * MiB),
+        RATE_LIMIT_PER_MINUTE: '10000000',
+        LOG_LEVEL: 'warn',
+        HOST: '127.0.0.1',
+      },
+      { timeoutMs: 180_000 },
+    );
     const { project } = await call(`${service.url}/admin/v1/projects`, 'POST', ADMIN_TOKEN, { name: 'Attachment bench' });
     const { secret: key } = await call(`${service.url}/admin/v1/projects/${project.id}/keys`, 'POST', ADMIN_TOKEN, {
       name: 'Bench',

@@ -15,7 +15,10 @@
  * (decisions.md section 23): a deleted top-level comment with replies becomes a tombstone, which
  * goes with its last reply (that takes no event of its own); comments go to the trash and back
  * with their task (reloaded when it comes back, no event per comment) and go with its purge;
- * mentions show the members' current names. The file records the id of the last event applied: a later run resumes
+ * mentions show the members' current names. Attachments' metadata (decisions.md section 24) is
+ * kept the same way, from attachment.created and attachment.deleted: loaded with each live task,
+ * reloaded when it comes back from the trash, gone with its purge (the bytes stay on the service:
+ * GET .../content, or the attachment's downloadUrl, which a mirror does not keep since it expires). The file records the id of the last event applied: a later run resumes
  * from it with Last-Event-ID, and so does a reconnection. It runs until SIGTERM or SIGINT.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
@@ -23,7 +26,10 @@ import { renameSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   createClient,
+  type AttachmentDto,
+  type AttachmentEventDto,
   type CommentDto,
+  type DeletedAttachmentDto,
   type DeletedCommentDto,
   type TasksApi,
   type EventDto,
@@ -57,6 +63,8 @@ interface Store {
   dependencies: [string, string][];
   /** Comments by id, of live tasks and of tasks in the trash (kept there with them). */
   comments: Record<string, StoredComment>;
+  /** Attachments' metadata by id, of live tasks and of tasks in the trash (kept there with them). */
+  attachments: Record<string, AttachmentEventDto>;
 }
 
 const FINISHED = new Set(['done', 'cancelled']);
@@ -68,7 +76,7 @@ const FINISHED = new Set(['done', 'cancelled']);
  */
 async function load(api: TasksApi): Promise<Store> {
   const lastEventId = String(await lastSequence(api));
-  const store: Store = { lastEventId, members: {}, labels: {}, sprints: {}, tasks: {}, trash: {}, dependencies: [], comments: {} };
+  const store: Store = { lastEventId, members: {}, labels: {}, sprints: {}, tasks: {}, trash: {}, dependencies: [], comments: {}, attachments: {} };
   const members = await ok(api.GET('/api/v1/members'));
   for (const member of members.members) store.members[member.membershipId] = member;
   for (const label of (await ok(api.GET('/api/v1/labels'))).labels) store.labels[label.id] = label;
@@ -84,6 +92,7 @@ async function load(api: TasksApi): Promise<Store> {
     for (const { id } of page.tasks) {
       keepTask(store, (await ok(api.GET('/api/v1/tasks/{taskId}', { params: { path: { taskId: id } } }))).task);
       await loadComments(api, store, id);
+      await loadAttachments(api, store, id);
     }
     cursor = page.nextCursor ?? undefined;
   }
@@ -100,6 +109,20 @@ async function loadComments(api: TasksApi, store: Store, taskId: string): Promis
     for (const comment of data.comments) keepComment(store, comment);
     cursor = data.nextCursor ?? undefined;
   }
+}
+
+/** A live task's attachments, from its list, without their download links (which expire). */
+async function loadAttachments(api: TasksApi, store: Store, taskId: string): Promise<void> {
+  for (const [id, attachment] of Object.entries(store.attachments)) if (attachment.taskId === taskId) delete store.attachments[id];
+  const { data, response } = await api.GET('/api/v1/tasks/{taskId}/attachments', { params: { path: { taskId } } });
+  // Gone to the trash (or purged) since: its events say so, and its attachments come back with it.
+  if (response.status === 404 || !data) return;
+  for (const attachment of data.attachments) keepAttachment(store, attachment);
+}
+
+function keepAttachment(store: Store, attachment: AttachmentDto | AttachmentEventDto): void {
+  const { downloadUrl: _url, downloadUrlExpiresAt: _expires, ...metadata } = attachment as AttachmentDto;
+  store.attachments[attachment.id] = metadata;
 }
 
 /** The feed's last sequence now: a read beyond the end answers it (400 with lastSequence, decisions.md section 20). */
@@ -127,6 +150,8 @@ async function apply(api: TasksApi, store: Store, event: EventDto): Promise<void
       delete store.trash[id];
       store.dependencies = store.dependencies.filter((link) => !link.includes(id));
       for (const [commentId, comment] of Object.entries(store.comments)) if (comment.taskId === id) delete store.comments[commentId];
+      for (const [attachmentId, attachment] of Object.entries(store.attachments))
+        if (attachment.taskId === id) delete store.attachments[attachmentId];
     } else if (action === 'deleted') {
       delete store.tasks[id];
       store.trash[id] = stored(data.task as TrashedTaskDto);
@@ -136,12 +161,19 @@ async function apply(api: TasksApi, store: Store, event: EventDto): Promise<void
         store.dependencies = store.dependencies.filter(([blocked, blocker]) => !(blocked === id && blocker === data.blockedById));
       }
       // Its comments came back with it, with no event each: read them (the events after this one put an older copy right).
-      if (action === 'restored') await loadComments(api, store, id);
+      if (action === 'restored') {
+        await loadComments(api, store, id);
+        await loadAttachments(api, store, id);
+      }
     }
   }
   if (kind === 'comment' && data.comment) {
     if (action === 'deleted') removeComment(store, data.comment as DeletedCommentDto, event.occurredAt);
     else keepComment(store, data.comment as CommentDto);
+  }
+  if (kind === 'attachment' && data.attachment) {
+    if (action === 'deleted') delete store.attachments[(data.attachment as DeletedAttachmentDto).id];
+    else keepAttachment(store, data.attachment as AttachmentEventDto);
   }
   store.lastEventId = String(event.sequence);
 }
@@ -235,6 +267,15 @@ function save(file: string, store: Store): void {
           .filter((comment) => comment.taskId === taskId)
           .sort((a, b) => compare(a.createdAt, b.createdAt) || compare(a.id, b.id))
           .map((comment) => shownComment(store, comment)),
+      ]),
+    ),
+    // Each live task's attachments, oldest first, as their list shows them (without download links).
+    attachments: Object.fromEntries(
+      Object.keys(store.tasks).map((taskId) => [
+        taskId,
+        Object.values(store.attachments)
+          .filter((attachment) => attachment.taskId === taskId)
+          .sort((a, b) => compare(a.createdAt, b.createdAt) || compare(a.id, b.id)),
       ]),
     ),
   };

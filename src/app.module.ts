@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { AdminInterfaceOffModule } from './admin/admin-interface';
 import { AdminModule } from './admin/admin.module';
+import { AttachmentsModule } from './attachments/attachments.module';
 import { AuthModule } from './auth/auth.module';
 import { ChangeLogModule } from './changes/change-log.module';
 import { CommentsModule } from './comments/comments.module';
@@ -48,6 +49,7 @@ export class AppModule {
         TasksModule,
         HistoryModule,
         CommentsModule,
+        AttachmentsModule,
         SprintsModule,
         TrashModule,
         EventsModule,

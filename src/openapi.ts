@@ -36,6 +36,11 @@ const TAGS: [name: string, description: string][] = [
     'The conversation around a task: comments in Markdown with mentions of members, one level of replies, every edit kept as a revision. ' +
       'Writing needs comments:write; changing or deleting what another key wrote needs content:moderate.',
   ],
+  [
+    'attachments',
+    'Files on a task, uploaded as multipart/form-data and typed by their bytes; downloaded by key or by a signed downloadUrl. ' +
+      'Uploading needs attachments:write; deleting what another key uploaded needs content:moderate.',
+  ],
   ['sprints', "The project's sprints: list, create, read, update, delete. Activation and closing belong to the app (admin)."],
   ['trash', 'Tasks sent to the trash, with their subtasks: list, restore, destroy for good.'],
   [

@@ -365,6 +365,94 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/tasks/{taskId}/attachments': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The task's attachments, oldest first (at most 100
+     * @description The task's attachments, oldest first (at most 100: no pages), each with a downloadUrl that works without a key for 15 minutes.
+     */
+    get: operations['listAttachments'];
+    put?: never;
+    /**
+     * Attaches a file to the task
+     * @description Attaches a file to the task: multipart/form-data with a part `file` (its filename is the name unless a part `name` is sent). The bytes are streamed to storage; the content type is what the bytes are, whatever the client declared.
+     */
+    post: operations['uploadAttachment'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/tasks/{taskId}/attachments/{attachmentId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One attachment of the task, with a downloadUrl that works without a key for 15 minutes
+     * @description One attachment of the task, with a downloadUrl that works without a key for 15 minutes.
+     */
+    get: operations['getAttachment'];
+    put?: never;
+    post?: never;
+    /**
+     * Deletes the attachment
+     * @description Deletes the attachment: only the key that uploaded it, or one with content:moderate. Its bytes go once no attachment of the project shares them.
+     */
+    delete: operations['deleteAttachment'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/tasks/{taskId}/attachments/{attachmentId}/content': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The attachment's bytes
+     * @description The attachment's bytes: Range (one range), ETag and If-None-Match; downloaded (Content-Disposition: attachment) but for PNG, JPEG, GIF and WebP images, and sandboxed, so that an uploaded page never runs.
+     */
+    get: operations['getAttachmentContent'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/attachment-downloads/{attachmentId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An attachment's bytes by its downloadUrl, without a key
+     * @description An attachment's bytes by its downloadUrl, without a key: as its content route serves them, until the URL expires and while the attachment is live.
+     */
+    get: operations['downloadAttachment'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/sprints': {
     parameters: {
       query?: never;
@@ -970,12 +1058,16 @@ export interface components {
         | 'nesting_too_deep'
         | 'unauthenticated'
         | 'insufficient_permission'
+        | 'forbidden'
         | 'not_found'
         | 'method_not_allowed'
         | 'conflict'
         | 'dependency_cycle'
         | 'dependency_exists'
         | 'payload_too_large'
+        | 'attachment_too_large'
+        | 'storage_quota_exceeded'
+        | 'range_not_satisfiable'
         | 'request_header_too_large'
         | 'malformed_request'
         | 'request_timeout'
@@ -997,12 +1089,23 @@ export interface components {
        * @enum {string}
        */
       requiredPermission?:
-        'tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate';
+        | 'tasks:create'
+        | 'tasks:edit'
+        | 'tasks:delete'
+        | 'sprints:manage'
+        | 'webhooks:manage'
+        | 'comments:write'
+        | 'content:moderate'
+        | 'attachments:write';
       /**
        * Format: uuid
        * @description Present on the 409 of an activation while another sprint is active: that sprint.
        */
       activeSprintId?: string;
+      /** @description Present on the 413 of an upload: ATTACHMENT_MAX_BYTES (attachment_too_large) or ATTACHMENT_QUOTA_BYTES (storage_quota_exceeded). */
+      limit?: number;
+      /** @description Present on storage_quota_exceeded: the bytes the project's live and trashed attachments held before this upload. */
+      used?: number;
       /** @description Present for field-level problems. */
       errors?: components['schemas']['FieldErrorDto'][];
       /** @description Present (true) on the 404 of a live-task endpoint when the task is in the trash: POST /api/v1/trash/{taskId}/restore brings it back. */
@@ -1377,6 +1480,56 @@ export interface components {
       /** @description Newest first; none on a tombstone. */
       revisions: components['schemas']['CommentRevisionDto'][];
     };
+    AttachmentAuthorDto: {
+      /** Format: uuid */
+      keyId: string;
+      /** @description "<key name> (API)". */
+      name: string;
+    };
+    AttachmentDto: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      taskId: string;
+      /** @description The file's name: 1 to 255 characters (code points), no / \ or control characters. */
+      name: string;
+      /** @description Bytes. */
+      size: number;
+      /** @description What the bytes are, from their magic numbers (never what the client declared); text/plain for UTF-8 text without NUL, else application/octet-stream. */
+      contentType: string;
+      /** @description Lower-case hex SHA-256 of the bytes. */
+      sha256: string;
+      /** Format: date-time */
+      createdAt: string;
+      /**
+       * Format: uri
+       * @description The bytes without a key (an <img> tag, a plain download) until downloadUrlExpiresAt, and while the attachment is live.
+       */
+      downloadUrl: string;
+      /**
+       * Format: date-time
+       * @description 15 minutes after this answer.
+       */
+      downloadUrlExpiresAt: string;
+      /** @description The key that uploaded it. */
+      author: components['schemas']['AttachmentAuthorDto'];
+    };
+    AttachmentListDto: {
+      /** @description Oldest first (createdAt, then id); at most 100, so no pages. */
+      attachments: components['schemas']['AttachmentDto'][];
+    };
+    UploadAttachmentDto: {
+      /**
+       * Format: binary
+       * @description The file: its bytes, and its filename (the attachment's name unless `name` is sent; a path keeps its last segment).
+       */
+      file: string;
+      /** @description The attachment's name instead of the file's: 1 to 255 characters, no / \ or control characters. */
+      name?: string;
+    };
+    AttachmentResponseDto: {
+      attachment: components['schemas']['AttachmentDto'];
+    };
     SprintDto: {
       /** Format: uuid */
       id: string;
@@ -1602,6 +1755,30 @@ export interface components {
       /** Format: uuid */
       parentId: string | null;
     };
+    AttachmentEventDto: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      taskId: string;
+      /** @description The file's name: 1 to 255 characters (code points), no / \ or control characters. */
+      name: string;
+      /** @description Bytes. */
+      size: number;
+      /** @description What the bytes are, from their magic numbers (never what the client declared); text/plain for UTF-8 text without NUL, else application/octet-stream. */
+      contentType: string;
+      /** @description Lower-case hex SHA-256 of the bytes. */
+      sha256: string;
+      /** Format: date-time */
+      createdAt: string;
+      /** @description The key that uploaded it. */
+      author: components['schemas']['AttachmentAuthorDto'];
+    };
+    DeletedAttachmentDto: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      taskId: string;
+    };
     EventDataDto: {
       /**
        * @description The task right after the change, as GET /api/v1/tasks/{taskId} answers it; for
@@ -1626,6 +1803,11 @@ export interface components {
        *     GET /api/v1/tasks/{taskId}/comments/{commentId} answers it; comment.deleted: `{id, taskId, parentId}`.
        */
       comment?: components['schemas']['CommentDto'] | components['schemas']['DeletedCommentDto'];
+      /**
+       * @description attachment.created: the attachment as GET /api/v1/tasks/{taskId}/attachments/{attachmentId}
+       *     answers it, without downloadUrl and downloadUrlExpiresAt; attachment.deleted: `{id, taskId}`.
+       */
+      attachment?: components['schemas']['AttachmentEventDto'] | components['schemas']['DeletedAttachmentDto'];
       /**
        * Format: uuid
        * @description task.dependency_added and task.dependency_removed: the other task, which blocks (or blocked) `task`.
@@ -1671,7 +1853,9 @@ export interface components {
         | 'member.updated'
         | 'comment.created'
         | 'comment.updated'
-        | 'comment.deleted';
+        | 'comment.deleted'
+        | 'attachment.created'
+        | 'attachment.deleted';
       /** Format: date-time */
       occurredAt: string;
       /** @description "<key name> (API)", or "App" for the product's app. */
@@ -1714,12 +1898,16 @@ export interface components {
         | 'nesting_too_deep'
         | 'unauthenticated'
         | 'insufficient_permission'
+        | 'forbidden'
         | 'not_found'
         | 'method_not_allowed'
         | 'conflict'
         | 'dependency_cycle'
         | 'dependency_exists'
         | 'payload_too_large'
+        | 'attachment_too_large'
+        | 'storage_quota_exceeded'
+        | 'range_not_satisfiable'
         | 'request_header_too_large'
         | 'malformed_request'
         | 'request_timeout'
@@ -1741,12 +1929,23 @@ export interface components {
        * @enum {string}
        */
       requiredPermission?:
-        'tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate';
+        | 'tasks:create'
+        | 'tasks:edit'
+        | 'tasks:delete'
+        | 'sprints:manage'
+        | 'webhooks:manage'
+        | 'comments:write'
+        | 'content:moderate'
+        | 'attachments:write';
       /**
        * Format: uuid
        * @description Present on the 409 of an activation while another sprint is active: that sprint.
        */
       activeSprintId?: string;
+      /** @description Present on the 413 of an upload: ATTACHMENT_MAX_BYTES (attachment_too_large) or ATTACHMENT_QUOTA_BYTES (storage_quota_exceeded). */
+      limit?: number;
+      /** @description Present on storage_quota_exceeded: the bytes the project's live and trashed attachments held before this upload. */
+      used?: number;
       /** @description Present for field-level problems. */
       errors?: components['schemas']['FieldErrorDto'][];
       /** @description Present (true) on the 404 of a live-task endpoint when the task is in the trash: POST /api/v1/trash/{taskId}/restore brings it back. */
@@ -1777,6 +1976,8 @@ export interface components {
         | 'comment.created'
         | 'comment.updated'
         | 'comment.deleted'
+        | 'attachment.created'
+        | 'attachment.deleted'
         | '*'
       )[];
       description: string | null;
@@ -1824,6 +2025,8 @@ export interface components {
         | 'comment.created'
         | 'comment.updated'
         | 'comment.deleted'
+        | 'attachment.created'
+        | 'attachment.deleted'
         | '*'
       )[];
       /** @description Up to 500 characters, for the people who manage webhooks. */
@@ -1875,6 +2078,8 @@ export interface components {
         | 'comment.created'
         | 'comment.updated'
         | 'comment.deleted'
+        | 'attachment.created'
+        | 'attachment.deleted'
         | '*'
       )[];
       /** @description Up to 500 characters, for the people who manage webhooks. */
@@ -1910,7 +2115,9 @@ export interface components {
         | 'member.updated'
         | 'comment.created'
         | 'comment.updated'
-        | 'comment.deleted';
+        | 'comment.deleted'
+        | 'attachment.created'
+        | 'attachment.deleted';
       /**
        * @description pending: an attempt is due or running; succeeded: a 2xx came back; failed: no attempt left
        * @enum {string}
@@ -2017,12 +2224,30 @@ export interface components {
        *       "tasks:edit"
        *     ]
        */
-      permissions: ('tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate')[];
+      permissions: (
+        | 'tasks:create'
+        | 'tasks:edit'
+        | 'tasks:delete'
+        | 'sprints:manage'
+        | 'webhooks:manage'
+        | 'comments:write'
+        | 'content:moderate'
+        | 'attachments:write'
+      )[];
     };
     ApiKeyDto: {
       /** Format: uuid */
       id: string;
-      permissions: ('tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate')[];
+      permissions: (
+        | 'tasks:create'
+        | 'tasks:edit'
+        | 'tasks:delete'
+        | 'sprints:manage'
+        | 'webhooks:manage'
+        | 'comments:write'
+        | 'content:moderate'
+        | 'attachments:write'
+      )[];
       /** Format: date-time */
       createdAt: string;
       name: string;
@@ -2037,7 +2262,16 @@ export interface components {
     ListedApiKeyDto: {
       /** Format: uuid */
       id: string;
-      permissions: ('tasks:create' | 'tasks:edit' | 'tasks:delete' | 'sprints:manage' | 'webhooks:manage' | 'comments:write' | 'content:moderate')[];
+      permissions: (
+        | 'tasks:create'
+        | 'tasks:edit'
+        | 'tasks:delete'
+        | 'sprints:manage'
+        | 'webhooks:manage'
+        | 'comments:write'
+        | 'content:moderate'
+        | 'attachments:write'
+      )[];
       /** Format: date-time */
       createdAt: string;
       /**
@@ -2338,6 +2572,11 @@ export type CommentResponseDto = components['schemas']['CommentResponseDto'];
 export type UpdateCommentDto = components['schemas']['UpdateCommentDto'];
 export type CommentRevisionDto = components['schemas']['CommentRevisionDto'];
 export type CommentRevisionListDto = components['schemas']['CommentRevisionListDto'];
+export type AttachmentAuthorDto = components['schemas']['AttachmentAuthorDto'];
+export type AttachmentDto = components['schemas']['AttachmentDto'];
+export type AttachmentListDto = components['schemas']['AttachmentListDto'];
+export type UploadAttachmentDto = components['schemas']['UploadAttachmentDto'];
+export type AttachmentResponseDto = components['schemas']['AttachmentResponseDto'];
 export type SprintDto = components['schemas']['SprintDto'];
 export type SprintListDto = components['schemas']['SprintListDto'];
 export type CreateSprintDto = components['schemas']['CreateSprintDto'];
@@ -2356,6 +2595,8 @@ export type TrashedTaskDto = components['schemas']['TrashedTaskDto'];
 export type TrashListDto = components['schemas']['TrashListDto'];
 export type SprintCommitmentDto = components['schemas']['SprintCommitmentDto'];
 export type DeletedCommentDto = components['schemas']['DeletedCommentDto'];
+export type AttachmentEventDto = components['schemas']['AttachmentEventDto'];
+export type DeletedAttachmentDto = components['schemas']['DeletedAttachmentDto'];
 export type EventDataDto = components['schemas']['EventDataDto'];
 export type EventDto = components['schemas']['EventDto'];
 export type EventFeedDto = components['schemas']['EventFeedDto'];
@@ -4263,6 +4504,521 @@ export interface operations {
            *       "code": "not_found"
            *     }
            */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
+    };
+  };
+  listAttachments: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AttachmentListDto'];
+        };
+      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      /** @description No such live task in this project (a task in the trash included) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
+    };
+  };
+  uploadAttachment: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'multipart/form-data': components['schemas']['UploadAttachmentDto'];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          /** @description The new attachment: /api/v1/tasks/{taskId}/attachments/{attachmentId} */
+          Location: string;
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AttachmentResponseDto'];
+        };
+      };
+      /** @description A part other than file and name (unknown_field); no file, an empty file, or a name that is not 1 to 255 characters without / \ or control characters (validation_failed); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      401: components['responses']['Unauthenticated'];
+      /** @description The key lacks the attachments:write permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the attachments:write permission",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "attachments:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such live task in this project (a task in the trash included) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Not Found",
+           *       "status": 404,
+           *       "detail": "Task not found",
+           *       "code": "not_found"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The task has 100 attachments already (conflict); or a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
+      409: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After-When-In-Progress'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The file is larger than ATTACHMENT_MAX_BYTES (attachment_too_large, with `limit`), answered as soon as it passes it; or the project’s attachments would pass ATTACHMENT_QUOTA_BYTES (storage_quota_exceeded, with `limit` and `used`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Payload Too Large",
+           *       "status": 413,
+           *       "detail": "The body is larger than 1048576 bytes",
+           *       "code": "payload_too_large"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The body is not multipart/form-data (unsupported_media_type) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Unsupported Media Type",
+           *       "status": 415,
+           *       "detail": "The body must be JSON sent as Content-Type: application/json",
+           *       "code": "unsupported_media_type"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
+    };
+  };
+  getAttachment: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+        /** @description The attachment's id */
+        attachmentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AttachmentResponseDto'];
+        };
+      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      /** @description No such live task in this project, or no such attachment of it */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
+    };
+  };
+  deleteAttachment: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: sent again with the same key (and the same method, path and body) within 24 hours, it is not run again and answers the first answer, byte for byte, with Idempotent-Replayed: true. 1 to 255 printable ASCII characters. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+        /** @description The attachment's id */
+        attachmentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No Content */
+      204: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unknown query parameter (unknown_field); or an Idempotency-Key that is not 1 to 255 printable ASCII characters (invalid_idempotency_key) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      401: components['responses']['Unauthenticated'];
+      /** @description The key lacks the attachments:write and the content:moderate permissions; or the attachment was uploaded with another key and this one lacks content:moderate (requiredPermission: content:moderate) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Forbidden",
+           *       "status": 403,
+           *       "detail": "This key lacks the attachments:write permission (or content:moderate)",
+           *       "code": "insufficient_permission",
+           *       "requiredPermission": "attachments:write"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description No such live task in this project, or no such attachment of it */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The change conflicts: a concurrent change conflicted with this one; retry (conflict); or a request with the same Idempotency-Key is still running (idempotency_in_progress): see Retry-After */
+      409: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After-When-In-Progress'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Conflict",
+           *       "status": 409,
+           *       "detail": "A concurrent change conflicted with this one; retry the request",
+           *       "code": "conflict"
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
+    };
+  };
+  getAttachmentContent: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The task's id */
+        taskId: string;
+        /** @description The attachment's id */
+        attachmentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The bytes, with the Content-Type stored for them */
+      200: {
+        headers: {
+          'Content-Length': number;
+          'Accept-Ranges': 'bytes';
+          'X-Content-Type-Options': 'nosniff';
+          'Content-Security-Policy': "sandbox; default-src 'none'";
+          /** @description `inline` for image/png, image/jpeg, image/gif and image/webp, else `attachment`; `filename*=UTF-8''<percent-encoded name>` */
+          'Content-Disposition': string;
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          '*/*': string;
+        };
+      };
+      /** @description The range asked for (one range) */
+      206: {
+        headers: {
+          'Content-Length': number;
+          'Accept-Ranges': 'bytes';
+          'X-Content-Type-Options': 'nosniff';
+          'Content-Security-Policy': "sandbox; default-src 'none'";
+          /** @description `inline` for image/png, image/jpeg, image/gif and image/webp, else `attachment`; `filename*=UTF-8''<percent-encoded name>` */
+          'Content-Disposition': string;
+          'Content-Range': string;
+          [name: string]: unknown;
+        };
+        content: {
+          '*/*': string;
+        };
+      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      401: components['responses']['Unauthenticated'];
+      /** @description No such live task in this project, or no such attachment of it */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description `range_not_satisfiable`: the range starts past the end; Content-Range gives the size */
+      416: {
+        headers: {
+          'Content-Range': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      429: components['responses']['RateLimited'];
+      500: components['responses']['Internal'];
+      503: components['responses']['DatabaseUnavailable'];
+    };
+  };
+  downloadAttachment: {
+    parameters: {
+      query: {
+        /** @description As in the downloadUrl */
+        signature: string;
+        /** @description As in the downloadUrl */
+        expires: string;
+      };
+      header?: {
+        /** @description ETags of the copy you have (or *): 304 without a body while it is current */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The attachment's id */
+        attachmentId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The bytes, with the Content-Type stored for them */
+      200: {
+        headers: {
+          'Content-Length': number;
+          'Accept-Ranges': 'bytes';
+          'X-Content-Type-Options': 'nosniff';
+          'Content-Security-Policy': "sandbox; default-src 'none'";
+          /** @description `inline` for image/png, image/jpeg, image/gif and image/webp, else `attachment`; `filename*=UTF-8''<percent-encoded name>` */
+          'Content-Disposition': string;
+          ETag: components['headers']['ETag'];
+          [name: string]: unknown;
+        };
+        content: {
+          '*/*': string;
+        };
+      };
+      /** @description The range asked for (one range) */
+      206: {
+        headers: {
+          'Content-Length': number;
+          'Accept-Ranges': 'bytes';
+          'X-Content-Type-Options': 'nosniff';
+          'Content-Security-Policy': "sandbox; default-src 'none'";
+          /** @description `inline` for image/png, image/jpeg, image/gif and image/webp, else `attachment`; `filename*=UTF-8''<percent-encoded name>` */
+          'Content-Disposition': string;
+          'Content-Range': string;
+          [name: string]: unknown;
+        };
+        content: {
+          '*/*': string;
+        };
+      };
+      304: components['responses']['NotModified'];
+      400: components['responses']['UnknownParameter'];
+      /** @description A changed or expired URL (forbidden): ask for the attachment again */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description The attachment is gone, or its task is in the trash */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
+      /** @description `range_not_satisfiable`: the range starts past the end; Content-Range gives the size */
+      416: {
+        headers: {
+          'Content-Range': string;
+          [name: string]: unknown;
+        };
+        content: {
           'application/problem+json': components['schemas']['ProblemDto'];
         };
       };

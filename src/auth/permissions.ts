@@ -1,7 +1,7 @@
 import { HttpStatus } from '@nestjs/common';
 import { Problem } from '../common/errors/problem';
 
-/** Key permissions (decisions.md sections 2 and 23). Reads need none. */
+/** Key permissions (decisions.md sections 2, 23 and 24). Reads need none. */
 export const ALL_PERMISSIONS = [
   'tasks:create',
   'tasks:edit',
@@ -10,6 +10,7 @@ export const ALL_PERMISSIONS = [
   'webhooks:manage',
   'comments:write',
   'content:moderate',
+  'attachments:write',
 ] as const;
 
 export type Permission = (typeof ALL_PERMISSIONS)[number];

@@ -12,10 +12,13 @@ import type { TaskDetailDto } from '../tasks/task.dto';
 import { TASK_VIEW_CTES, TASK_VIEW_JOINS, taskJson } from '../tasks/task-view.sql';
 import { COMMENT_JSON } from '../comments/comment-view.sql';
 import type { CommentDto } from '../comments/comment.dto';
+import { ATTACHMENT_JSON } from '../attachments/attachment-view.sql';
+import type { AttachmentEventDto } from '../attachments/attachment.dto';
 import {
   Change,
   CHANGE_TIME,
   CHANGE_TIME_SETTING,
+  AttachmentChange,
   CommentChange,
   ChangeRecord,
   CHANGES_CHANNEL,
@@ -177,7 +180,33 @@ const VIEW_OF: Record<RecordKind, (projectId: string, ids: string[], change: Cha
   member: (projectId, ids) => Prisma.sql`
     SELECT 'member' AS kind, m.id, ${MEMBER_JSON} AS view FROM memberships m WHERE m.id = ANY(${ids}::uuid[]) AND m.project_id = ${projectId}::uuid`,
   comment: (projectId, _ids, change) => commentViews(projectId, change),
+  attachment: (projectId, _ids, change) => attachmentViews(projectId, change),
 };
+
+/** An attachment created as events show it (ATTACHMENT_JSON); a deleted one as `{id, taskId}`, from its record (its row is gone). */
+function attachmentViews(projectId: string, change: Change): Prisma.Sql {
+  const records = change.records.filter((record): record is AttachmentChange => 'attachment' in record);
+  const shown = records.filter((record) => !record.deleted).map((record) => record.attachment);
+  const deleted = records.flatMap((record) => (record.deleted ? [{ id: record.attachment, task_id: record.deleted.taskId }] : []));
+  return Prisma.join(
+    [
+      ...(shown.length > 0
+        ? [
+            Prisma.sql`
+    SELECT 'attachment' AS kind, a.id, ${ATTACHMENT_JSON} AS view FROM attachments a WHERE a.id = ANY(${shown}::uuid[]) AND a.project_id = ${projectId}::uuid`,
+          ]
+        : []),
+      ...(deleted.length > 0
+        ? [
+            Prisma.sql`
+    SELECT 'attachment' AS kind, d.id, json_build_object('id', d.id, 'taskId', d.task_id) AS view
+      FROM json_to_recordset(${JSON.stringify(deleted)}::json) AS d(id uuid, task_id uuid)`,
+          ]
+        : []),
+    ],
+    '\n      UNION ALL',
+  );
+}
 
 /**
  * A comment created or updated as GET answers it; a deleted one as `{id, taskId, parentId}`,
@@ -273,6 +302,8 @@ export interface Recorded<W extends unknown[][] = unknown[][]> {
   members: Record<string, MemberDto>;
   /** Comment id: the comment as the change left it (as `{id, taskId, parentId}` for one it deleted). */
   comments: Record<string, CommentDto>;
+  /** Attachment id: the attachment as its event shows it (as `{id, taskId}` for one it deleted). */
+  attachments: Record<string, AttachmentEventDto>;
   /** The rows each write statement returned, in the order given. */
   written: W;
 }
@@ -290,5 +321,5 @@ type RecordedViews = Omit<Recorded, 'written'> & { notified: string };
 function historyChanges(record: ChangeRecord) {
   if (record.action === 'dependency_added') return [{ field: 'blockedById', from: null, to: record.blockedById }];
   if (record.action === 'dependency_removed') return [{ field: 'blockedById', from: record.blockedById, to: null }];
-  return record.changes ?? [];
+  return 'changes' in record ? (record.changes ?? []) : [];
 }

@@ -52,7 +52,18 @@ export interface CommentChange {
   deleted?: { taskId: string; parentId: string | null };
 }
 
-export type ChangeRecord = TaskChange | SprintChange | LabelChange | MemberChange | CommentChange;
+/**
+ * What happened to one attachment (decisions.md section 24): its event `attachment.<action>`. Like a
+ * comment, it writes no task history. `deleted` carries what the event shows of it, `{id, taskId}`.
+ */
+export interface AttachmentChange {
+  attachment: string;
+  action: 'created' | 'deleted';
+  /** `deleted`: its task. */
+  deleted?: { taskId: string };
+}
+
+export type ChangeRecord = TaskChange | SprintChange | LabelChange | MemberChange | CommentChange | AttachmentChange;
 
 /** One change to a project, as ChangeLog.record writes it: its records in the order they happened. */
 export interface Change {
@@ -63,7 +74,7 @@ export interface Change {
 }
 
 /** The kinds of resource a change record names: the first word of its event type. */
-export type RecordKind = 'task' | 'sprint' | 'label' | 'member' | 'comment';
+export type RecordKind = 'task' | 'sprint' | 'label' | 'member' | 'comment' | 'attachment';
 
 /** What a record is about: its kind and the id of its task, sprint, label, member or comment. */
 export function subjectOf(record: ChangeRecord): { kind: RecordKind; id: string } {
@@ -71,10 +82,11 @@ export function subjectOf(record: ChangeRecord): { kind: RecordKind; id: string 
   if ('sprint' in record) return { kind: 'sprint', id: record.sprint };
   if ('label' in record) return { kind: 'label', id: record.label };
   if ('comment' in record) return { kind: 'comment', id: record.comment };
+  if ('attachment' in record) return { kind: 'attachment', id: record.attachment };
   return { kind: 'member', id: record.member };
 }
 
-/** Every event type of the feed (decisions.md sections 13, 20 and 23), for `types` filters and webhook subscriptions. */
+/** Every event type of the feed (decisions.md sections 13, 20, 23 and 24), for `types` filters and webhook subscriptions. */
 export const EVENT_TYPES = [
   'task.created',
   'task.updated',
@@ -95,6 +107,8 @@ export const EVENT_TYPES = [
   'comment.created',
   'comment.updated',
   'comment.deleted',
+  'attachment.created',
+  'attachment.deleted',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -14,7 +14,8 @@ import { Prisma } from '../generated/prisma/client';
  *     a label or a member lock that one row here, lockLabel and lockMember: no other write locks
  *     those rows, and they lock no task.)
  *  3b. Comment rows, after their task's: a top-level comment before its replies, otherwise by
- *     id (lockComments).
+ *     id (lockComments). Attachment rows, after their task's (lockAttachments); an upload takes
+ *     the advisory lock `attachments:<project>` in step 1 (the quota and the count per task).
  *  4. The project's event row: ChangeLog.record, the last step of every write, which also takes
  *     the change's time; then, at COMMIT, the project's task list version row (a deferred
  *     trigger).
@@ -72,6 +73,17 @@ export function lockComments(projectId: string, taskId: string, which: Prisma.Sq
   return Prisma.sql`
     SELECT ${columns} FROM comments c
      WHERE c.task_id = ${taskId}::uuid AND c.project_id = ${projectId}::uuid AND ${which} ORDER BY c.id ${Prisma.raw(mode)}`;
+}
+
+/**
+ * Locks the attachments of the task `taskId` that `which` selects (a condition on the attachment
+ * row `a`), by id, answering `columns` of each. Lock the task first (FOR SHARE: it cannot go to
+ * the trash or be purged meanwhile).
+ */
+export function lockAttachments(projectId: string, taskId: string, which: Prisma.Sql, mode: RowLockMode, columns: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    SELECT ${columns} FROM attachments a
+     WHERE a.task_id = ${taskId}::uuid AND a.project_id = ${projectId}::uuid AND ${which} ORDER BY a.id ${Prisma.raw(mode)}`;
 }
 
 /**

@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+
 /**
  * The service's configuration, read from the environment once at start and
  * validated there: a bad value stops the start with a message naming the variable.
@@ -41,6 +45,18 @@ export interface AppConfig {
   logFormat: 'json' | 'pretty';
   /** On SIGTERM or SIGINT, the whole shutdown (drain, workers, database) ends within this many ms. */
   shutdownTimeoutMs: number;
+  /** The service's own base URL (scheme, host, port, no path) for absolute links such as an attachment's downloadUrl; null: the request's own. */
+  publicUrl: string | null;
+  /** An upload larger than this is 413 attachment_too_large (decisions.md section 24: 25 MiB). */
+  attachmentMaxBytes: number;
+  /** A project's live and trashed attachments may hold at most this many bytes (1 GiB). */
+  attachmentQuotaBytes: number;
+  /** Where the directory store keeps attachments' bytes (default `<DATA_DIR>/attachments`, a temporary directory for `memory://`). */
+  attachmentsDir: string;
+  /** Bytes without a row (a crash between commit and removal, an upload that never committed) are removed once older than this (1 hour). */
+  attachmentOrphanAgeMs: number;
+  /** How often the sweeper looks for such bytes (10 minutes). */
+  attachmentSweepIntervalMs: number;
   /** When set, attachments' bytes live in this S3 bucket (docs/attachment-storage.md); credentials from the usual AWS variables. */
   s3Bucket: string | null;
   /** An S3-compatible endpoint (MinIO, Ceph, R2...) as an http(s) URL; null: AWS S3 itself. */
@@ -101,8 +117,36 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     logLevel: logLevel as LogLevel,
     logFormat,
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1_000, 600_000),
+    publicUrl: publicUrl(env, 'PUBLIC_URL'),
+    attachmentMaxBytes: integer(env, 'ATTACHMENT_MAX_BYTES', 26_214_400, 1, 2_147_483_647),
+    attachmentQuotaBytes: integer(env, 'ATTACHMENT_QUOTA_BYTES', 1_073_741_824, 1, Number.MAX_SAFE_INTEGER),
+    attachmentsDir: optional(env.ATTACHMENTS_DIR) ?? defaultAttachmentsDir(optional(env.DATA_DIR) ?? './data'),
+    attachmentOrphanAgeMs: 3_600_000,
+    attachmentSweepIntervalMs: 10 * 60_000,
     ...s3(env),
   };
+}
+
+/** `<DATA_DIR>/attachments`; an in-memory database keeps its attachments in a temporary directory of its own. */
+export function defaultAttachmentsDir(dataDir: string): string {
+  if (dataDir.startsWith('memory://')) return path.join(os.tmpdir(), `planning-attachments-${randomUUID()}`);
+  return path.join(dataDir, 'attachments');
+}
+
+/** An absolute http(s) base URL without path, query or fragment (a trailing / is dropped), or null when unset. */
+function publicUrl(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = optional(env[name]);
+  if (raw === null) return null;
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    // reported below
+  }
+  if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== raw.replace(/\/$/, '')) {
+    throw new ConfigError(`${name} must be the service's base URL such as https://tasks.example.com (scheme, host and port, no path), got "${raw}"`);
+  }
+  return parsed.origin;
 }
 
 /** The S3 keys, checked together: an endpoint, region or path style without a bucket would be silently unused. */

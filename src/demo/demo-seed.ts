@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import { AdminService } from '../admin/admin.service';
 import type { Caller } from '../auth/caller';
 import { ALL_PERMISSIONS } from '../auth/permissions';
+import { AttachmentsService } from '../attachments/attachments.service';
 import { CommentsService } from '../comments/comments.service';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DatabaseStart } from '../database/database.module';
@@ -39,6 +40,7 @@ export class DemoSeed implements OnApplicationBootstrap {
     private readonly dependencies: DependenciesService,
     private readonly order: TaskOrderService,
     private readonly comments: CommentsService,
+    private readonly attachments: AttachmentsService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -203,6 +205,16 @@ export class DemoSeed implements OnApplicationBootstrap {
     await this.comments.create(caller, search.id, {
       body: `<@${ids.ada}> measured 2.4 s for a search over 12 000 tasks.`,
     });
+    // The log of the crash, attached to it (docs/attachments.md).
+    await this.attachments.attachBytes(
+      caller,
+      crash.id,
+      'board-crash.log',
+      Buffer.from(
+        '2026-11-21T09:14:03.120Z ERROR board: TypeError: Cannot read properties of null (reading "toISOString")\n' +
+          '    at dueLabel (board/card.ts:42:19)\n    at renderCard (board/card.ts:17:5)\n',
+      ),
+    );
   }
 }
 

@@ -4,6 +4,7 @@ import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { EVENT_TYPES } from '../changes/change';
 import { CommentDto, DeletedCommentDto } from '../comments/comment.dto';
+import { AttachmentEventDto, DeletedAttachmentDto } from '../attachments/attachment.dto';
 import { digitsToNumber, IsCommaSeparatedListOf } from '../common/validation/validators';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { FieldChangeDto } from '../history/history-entry.dto';
@@ -71,8 +72,18 @@ export class EventStreamQueryDto extends PickType(EventFeedQueryDto, ['types']) 
   after?: number;
 }
 
-/** What an event carries, by type (decisions.md sections 13, 20 and 23). */
-@ApiExtraModels(TaskDetailDto, TrashedTaskDto, SprintDto, SprintCommitmentDto, SprintReportDto, CommentDto, DeletedCommentDto)
+/** What an event carries, by type (decisions.md sections 13, 20, 23 and 24). */
+@ApiExtraModels(
+  TaskDetailDto,
+  TrashedTaskDto,
+  SprintDto,
+  SprintCommitmentDto,
+  SprintReportDto,
+  CommentDto,
+  DeletedCommentDto,
+  AttachmentEventDto,
+  DeletedAttachmentDto,
+)
 export class EventDataDto {
   /**
    * The task right after the change, as GET /api/v1/tasks/{taskId} answers it; for
@@ -96,6 +107,12 @@ export class EventDataDto {
    */
   @ApiProperty({ required: false, anyOf: [{ $ref: getSchemaPath(CommentDto) }, { $ref: getSchemaPath(DeletedCommentDto) }] })
   comment?: CommentDto | DeletedCommentDto;
+  /**
+   * attachment.created: the attachment as GET /api/v1/tasks/{taskId}/attachments/{attachmentId}
+   * answers it, without downloadUrl and downloadUrlExpiresAt; attachment.deleted: `{id, taskId}`.
+   */
+  @ApiProperty({ required: false, anyOf: [{ $ref: getSchemaPath(AttachmentEventDto) }, { $ref: getSchemaPath(DeletedAttachmentDto) }] })
+  attachment?: AttachmentEventDto | DeletedAttachmentDto;
   /** task.updated, sprint.updated, label.updated, member.updated and comment.updated: each field's before and after, as in history. */
   changes?: FieldChangeDto[];
   /** task.dependency_added and task.dependency_removed: the other task, which blocks (or blocked) `task`. */

@@ -1,4 +1,4 @@
-import { CallHandler, ExecutionContext, HttpStatus, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, HttpStatus, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, Observable } from 'rxjs';
@@ -10,6 +10,15 @@ const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 
 /** 1 to 255 printable ASCII characters (decisions.md section 11). */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+const AFTER_BODY = 'idempotency:afterBody';
+
+/**
+ * On a route whose body is a stream (an upload, decisions.md section 24): the interceptor checks
+ * the key's format only, and the route runs IdempotencyService itself once it has read the body
+ * and knows its fingerprint, so that no transaction stays open while a body arrives.
+ */
+export const IdempotencyAfterBody = () => SetMetadata(AFTER_BODY, true);
 
 /**
  * Honours `Idempotency-Key` on every POST, PATCH and DELETE under /api/v1. It runs after the
@@ -23,16 +32,23 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<Request>();
-    const idempotencyKey = request.headers['idempotency-key'];
-    if (idempotencyKey === undefined || !WRITE_METHODS.has(request.method) || surfaceOf(request) !== 'api') return next.handle();
-    if (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw new Problem(HttpStatus.BAD_REQUEST, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters', [
-        { field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' },
-      ]);
-    }
+    const idempotencyKey = idempotencyKeyOf(request);
+    if (idempotencyKey === undefined || Reflect.getMetadata(AFTER_BODY, context.getHandler())) return next.handle();
     const response = context.switchToHttp().getResponse<Response>();
     return from(this.idempotency.run(request.caller!.keyId, idempotencyKey, fingerprint(request), response, () => lastValueFrom(next.handle())));
   }
+}
+
+/** The request's Idempotency-Key when it is a write under /api/v1 that sends one; 400 when it is not 1 to 255 printable ASCII characters. */
+export function idempotencyKeyOf(request: Request): string | undefined {
+  const idempotencyKey = request.headers['idempotency-key'];
+  if (idempotencyKey === undefined || !WRITE_METHODS.has(request.method) || surfaceOf(request) !== 'api') return undefined;
+  if (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+    throw new Problem(HttpStatus.BAD_REQUEST, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters', [
+      { field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' },
+    ]);
+  }
+  return idempotencyKey;
 }
 
 /** Method, path with query, and the body as a JSON value: the order of object keys does not matter. */

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AttachmentBytes } from '../attachments/attachment-bytes.service';
 import type { Caller } from '../auth/caller';
 import { conflict, notFound } from '../common/errors/problem';
 import type { JsonText } from '../common/http/json-text';
@@ -20,6 +21,7 @@ export class TrashService {
     private readonly prisma: PrismaService,
     private readonly reader: TaskReader,
     private readonly changes: ChangeLog,
+    private readonly attachmentBytes: AttachmentBytes,
   ) {}
 
   /** The project's trash, most recently deleted first, paginated like the task list. */
@@ -95,8 +97,9 @@ export class TrashService {
   }
 
   /**
-   * Destroys a trashed task for good, with its subtasks, labels, dependencies and history
-   * (the database cascades them), one `task.purged` event for each task destroyed. A live
+   * Destroys a trashed task for good, with its subtasks, labels, dependencies, history, comments
+   * and attachments (the database cascades them; the attachments' bytes go after the commit, once
+   * no attachment of the project shares them), one `task.purged` event for each task destroyed. A live
    * task is not in the trash: 404. Only what is in the trash when the purge commits is
    * destroyed: the task and its subtasks are locked first, and a subtask found live (which a
    * restore never leaves under a trashed parent) makes it 409 rather than destroy it.
@@ -104,9 +107,14 @@ export class TrashService {
   async purge(caller: Caller, taskId: string): Promise<void> {
     const { projectId } = caller;
     await this.prisma.write(async (tx) => {
-      const [[trashed], subtasks] = await tx.pipeline<[{ id: string }[], { id: string; live: boolean }[]]>(
+      const [[trashed], subtasks, attachments] = await tx.pipeline<[{ id: string }[], { id: string; live: boolean }[], { sha256: string }[]]>(
         lockTasks(projectId, Prisma.sql`t.id = ${taskId}::uuid AND t.deleted_at IS NOT NULL`, 'FOR UPDATE'),
         lockTasks(projectId, Prisma.sql`t.parent_id = ${taskId}::uuid`, 'FOR UPDATE', Prisma.sql`t.id::text, t.deleted_at IS NULL AS live`),
+        // After the locks: the bytes the purge may leave without an attachment.
+        Prisma.sql`
+          SELECT DISTINCT a.sha256 FROM attachments a
+           WHERE a.project_id = ${projectId}::uuid
+             AND a.task_id IN (SELECT t.id FROM tasks t WHERE t.project_id = ${projectId}::uuid AND (t.id = ${taskId}::uuid OR t.parent_id = ${taskId}::uuid))`,
       );
       if (!trashed) throw notFound('Task in the trash');
       if (subtasks.some((subtask) => subtask.live)) {
@@ -118,6 +126,11 @@ export class TrashService {
         tx,
         { projectId, actor: caller.actor, records: ids.map((id) => ({ task: id, action: 'purged' as const })) },
         Prisma.sql`DELETE FROM tasks WHERE id = ANY(${ids}::uuid[]) AND project_id = ${projectId}::uuid`,
+      );
+      this.attachmentBytes.releaseAfterCommit(
+        tx,
+        projectId,
+        attachments.map((attachment) => attachment.sha256),
       );
     });
   }

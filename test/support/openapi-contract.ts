@@ -112,9 +112,11 @@ export class OpenApiContract {
       if (answer.body.length > 0 && answer.method !== 'HEAD') errors.push(`has a body (${mediaType}) where the document says none`);
       return errors;
     }
-    if (!response.content[mediaType]) {
+    // `*/*` documents an answer of any type (an attachment's bytes, with the type stored for them).
+    if (!response.content[mediaType] && !(response.content['*/*'] && mediaType !== '')) {
       return [...errors, `Content-Type "${mediaType}" is not documented (documented: ${Object.keys(response.content).join(', ')})`];
     }
+    if (!response.content[mediaType]) return errors;
     if (answer.method === 'HEAD') return errors;
     if (mediaType === 'text/event-stream') return [...errors, ...this.checkEventStream(response.content[mediaType], answer.body)];
     // A text answer (Prometheus metrics, say) is checked for its documented type only.
@@ -263,21 +265,28 @@ export class AnswerChecker {
     const write = res.write;
     const end = res.end;
     let ended = false;
+    const finish = () => {
+      ended = true;
+      this.record(req, {
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        status: res.statusCode,
+        headers: res.getHeaders() as Answer['headers'],
+        body: Buffer.concat(chunks),
+      });
+    };
     res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
       keep(chunk, rest[0]);
+      // A streamed answer (an attachment's bytes) is whole once its Content-Length is written: the
+      // client may have read it, and checked it, before the stream calls end().
+      const length = res.getHeader('content-length');
+      if (!ended && length !== undefined && chunks.reduce((sum, piece) => sum + piece.length, 0) >= Number(length)) finish();
       return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
     } as ServerResponse['write'];
     res.end = ((chunk?: unknown, ...rest: unknown[]) => {
       if (!ended) {
-        ended = true;
         keep(chunk, rest[0]);
-        this.record(req, {
-          method: req.method ?? 'GET',
-          url: req.url ?? '/',
-          status: res.statusCode,
-          headers: res.getHeaders() as Answer['headers'],
-          body: Buffer.concat(chunks),
-        });
+        finish();
       }
       return (end as (...args: unknown[]) => ServerResponse).call(res, chunk, ...rest);
     }) as ServerResponse['end'];

@@ -32,4 +32,10 @@ export class ProblemDto {
   /** Present on the 409 of an activation while another sprint is active: that sprint. */
   @ApiPropertyOptional({ format: 'uuid' })
   activeSprintId?: string;
+  /** Present on the 413 of an upload: ATTACHMENT_MAX_BYTES (attachment_too_large) or ATTACHMENT_QUOTA_BYTES (storage_quota_exceeded). */
+  @ApiPropertyOptional({ type: 'integer', minimum: 1 })
+  limit?: number;
+  /** Present on storage_quota_exceeded: the bytes the project's live and trashed attachments held before this upload. */
+  @ApiPropertyOptional({ type: 'integer', minimum: 0 })
+  used?: number;
 }

@@ -25,7 +25,8 @@ export function jsonBodyParsing(): RequestHandler {
   // The bytes as sent (gzip and deflate inflated, 413 past the limit): the decoding is ours.
   const read = raw({ limit: MAX_BODY_BYTES, type: () => true });
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!hasBody(req)) return next();
+    // An upload's body is read as a stream by its route (src/attachments/upload-reader.ts), which answers 415 for anything but multipart.
+    if (!hasBody(req) || isStreamedBodyRoute(req)) return next();
     const mediaType = req.headers['content-type'] ?? '';
     const charset = CHARSET_PARAMETER.exec(mediaType)?.[1];
     if (!JSON_MEDIA_TYPE.test(mediaType) || (charset !== undefined && charset.toLowerCase() !== 'utf-8')) {
@@ -84,6 +85,13 @@ function decodeUtf8(bytes: Buffer): DecodedBody {
     start = sent + UTF8_REPLACEMENT_CHARACTER.length;
   } while (sent !== -1);
   return { text: pieces.join('\ufffd'), notUtf8At };
+}
+
+/** The one route whose body is not JSON: POST /api/v1/tasks/{taskId}/attachments (decisions.md section 24). */
+const STREAMED_BODY_ROUTE = /^\/api\/v1\/tasks\/[^/]+\/attachments\/?$/;
+
+function isStreamedBodyRoute(req: Request): boolean {
+  return req.method === 'POST' && STREAMED_BODY_ROUTE.test(req.path);
 }
 
 function hasBody(req: Request): boolean {

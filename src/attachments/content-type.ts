@@ -1,0 +1,67 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import { createHash } from 'node:crypto';
+import { filetypemime } from 'magic-bytes.js';
+
+/** Bytes the magic-number detector looks at: the longest signature it knows sits in the first few KiB (tar's at 257). */
+const HEAD_BYTES = 4100;
+
+/**
+ * What passes through an upload: counted, hashed (SHA-256) and looked at, on the way to the
+ * store, so that nothing is held whole (decisions.md section 24). `onSize` sees the count after
+ * each chunk and may destroy the stream to stop it.
+ */
+export class UploadInspector extends Transform {
+  size = 0;
+  private readonly hash = createHash('sha256');
+  private readonly head: Buffer[] = [];
+  private headLength = 0;
+  // The UTF-8 rule needs every byte, but only while no magic number answered.
+  private readonly decoder = new TextDecoder('utf-8', { fatal: true });
+  private text = true;
+
+  constructor(private readonly onSize: (size: number) => void) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.size += chunk.length;
+    this.hash.update(chunk);
+    if (this.headLength < HEAD_BYTES) {
+      this.head.push(chunk.subarray(0, HEAD_BYTES - this.headLength));
+      this.headLength += Math.min(chunk.length, HEAD_BYTES - this.headLength);
+    }
+    if (this.text) this.text = isUtf8TextChunk(this.decoder, chunk);
+    done(null, chunk);
+    this.onSize(this.size);
+  }
+
+  /** The SHA-256 of what passed, in lower-case hex: once the stream has ended. */
+  sha256(): string {
+    return this.hash.digest('hex');
+  }
+
+  /** What the bytes are (decisions.md section 24): their magic numbers, else the UTF-8 rule. */
+  contentType(): string {
+    const detected = filetypemime(Buffer.concat(this.head))[0];
+    if (detected) return detected;
+    if (this.text) {
+      try {
+        this.decoder.decode();
+      } catch {
+        return 'application/octet-stream';
+      }
+      return 'text/plain';
+    }
+    return 'application/octet-stream';
+  }
+}
+
+function isUtf8TextChunk(decoder: InstanceType<typeof TextDecoder>, chunk: Buffer): boolean {
+  if (chunk.includes(0)) return false;
+  try {
+    decoder.decode(chunk, { stream: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
