@@ -1,18 +1,23 @@
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
-import { APP_CONFIG, ConfigError, type AppConfig } from '../config/app-config';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { AttachmentBytes } from './attachment-bytes.service';
 import { AttachmentDownloadsController, AttachmentsController } from './attachments.controller';
 import { AttachmentsService } from './attachments.service';
 import { DownloadLinks } from './download-links';
 import { ATTACHMENT_STORE, type AttachmentStore } from './storage/attachment-store';
 import { DirectoryAttachmentStore } from './storage/directory-store';
+import { S3AttachmentStore } from './storage/s3-store';
 
 /** The one store of the app: an S3 bucket when S3_BUCKET is set, else the directory ATTACHMENTS_DIR. */
 function attachmentStore(config: AppConfig): AttachmentStore {
   if (config.s3Bucket !== null) {
-    // Merge with branch s3-39: return new S3AttachmentStore({ bucket: config.s3Bucket, ... }) (src/attachments/storage/s3-store.ts).
-    throw new ConfigError('S3_BUCKET is set, but this build has no S3 attachment store: unset it to keep attachments in ATTACHMENTS_DIR');
+    return new S3AttachmentStore({
+      bucket: config.s3Bucket,
+      endpoint: config.s3Endpoint,
+      region: config.s3Region,
+      forcePathStyle: config.s3ForcePathStyle,
+    });
   }
   return new DirectoryAttachmentStore(config.attachmentsDir);
 }

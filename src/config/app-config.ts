@@ -53,12 +53,18 @@ export interface AppConfig {
   attachmentQuotaBytes: number;
   /** Where the directory store keeps attachments' bytes (default `<DATA_DIR>/attachments`, a temporary directory for `memory://`). */
   attachmentsDir: string;
-  /** When set, attachments' bytes live in this S3 bucket instead of attachmentsDir. */
-  s3Bucket: string | null;
   /** Bytes without a row (a crash between commit and removal, an upload that never committed) are removed once older than this (1 hour). */
   attachmentOrphanAgeMs: number;
   /** How often the sweeper looks for such bytes (10 minutes). */
   attachmentSweepIntervalMs: number;
+  /** When set, attachments' bytes live in this S3 bucket (docs/attachment-storage.md); credentials from the usual AWS variables. */
+  s3Bucket: string | null;
+  /** An S3-compatible endpoint (MinIO, Ceph, R2...) as an http(s) URL; null: AWS S3 itself. */
+  s3Endpoint: string | null;
+  /** S3_REGION, else AWS_REGION, else us-east-1 (what most S3-compatible stores accept). */
+  s3Region: string;
+  /** Bucket in the path (`endpoint/bucket/key`) rather than in the host name, as MinIO and most local stores need. */
+  s3ForcePathStyle: boolean;
 }
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -115,9 +121,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     attachmentMaxBytes: integer(env, 'ATTACHMENT_MAX_BYTES', 26_214_400, 1, 2_147_483_647),
     attachmentQuotaBytes: integer(env, 'ATTACHMENT_QUOTA_BYTES', 1_073_741_824, 1, Number.MAX_SAFE_INTEGER),
     attachmentsDir: optional(env.ATTACHMENTS_DIR) ?? defaultAttachmentsDir(optional(env.DATA_DIR) ?? './data'),
-    s3Bucket: optional(env.S3_BUCKET),
     attachmentOrphanAgeMs: 3_600_000,
     attachmentSweepIntervalMs: 10 * 60_000,
+    ...s3(env),
   };
 }
 
@@ -141,6 +147,27 @@ function publicUrl(env: NodeJS.ProcessEnv, name: string): string | null {
     throw new ConfigError(`${name} must be the service's base URL such as https://tasks.example.com (scheme, host and port, no path), got "${raw}"`);
   }
   return parsed.origin;
+}
+
+/** The S3 keys, checked together: an endpoint, region or path style without a bucket would be silently unused. */
+function s3(env: NodeJS.ProcessEnv): Pick<AppConfig, 's3Bucket' | 's3Endpoint' | 's3Region' | 's3ForcePathStyle'> {
+  const s3Bucket = optional(env.S3_BUCKET);
+  // S3's naming rules (3 to 63 lower-case letters, digits, dots and hyphens), so a typo fails here, not at the first upload.
+  if (s3Bucket !== null && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(s3Bucket)) {
+    throw new ConfigError(`S3_BUCKET must be an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens), got "${s3Bucket}"`);
+  }
+  const s3Endpoint = optional(env.S3_ENDPOINT);
+  if (s3Endpoint !== null && !/^https?:\/\/[^/?#\s]+\/?$/.test(s3Endpoint)) {
+    throw new ConfigError(`S3_ENDPOINT must be an http(s) URL without a path, such as http://127.0.0.1:9000, got "${s3Endpoint}"`);
+  }
+  const s3Region = optional(env.S3_REGION) ?? optional(env.AWS_REGION) ?? 'us-east-1';
+  if (!/^[a-z0-9-]{1,64}$/.test(s3Region)) throw new ConfigError(`S3_REGION must be a region name such as eu-west-1, got "${s3Region}"`);
+  const s3ForcePathStyle = boolean(env, 'S3_FORCE_PATH_STYLE', false);
+  if (s3Bucket === null) {
+    const stray = ['S3_ENDPOINT', 'S3_REGION', 'S3_FORCE_PATH_STYLE'].find((name) => optional(env[name]) !== null);
+    if (stray) throw new ConfigError(`${stray} is set but S3_BUCKET is not: set S3_BUCKET to store attachments in S3, or unset ${stray}`);
+  }
+  return { s3Bucket, s3Endpoint, s3Region, s3ForcePathStyle };
 }
 
 function isInstalled(packageName: string): boolean {
