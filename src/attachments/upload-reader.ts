@@ -97,12 +97,13 @@ export function receiveUpload(req: Request, res: Response, store: AttachmentStor
       settled = true;
       stopReading(req, res, parser);
       inspector?.destroy(problem);
-      // The store may have finished the file just before (the limit passed in its last chunk): remove it then.
-      void written?.then(
-        (key) => store.remove(key).catch(() => undefined),
+      // Answered once what was written is gone ("nothing is kept"): the store removes a write that
+      // failed; one that finished just before (the limit passed in its last chunk) is removed here.
+      const removed = written?.then(
+        (key) => store.remove(key),
         () => undefined,
       );
-      reject(problem);
+      void settledWithin(removed, CLEAN_UP_MS).then(() => reject(problem));
     };
 
     parser.on('file', (field: string, stream: Readable, info: busboy.FileInfo) => {
@@ -154,6 +155,24 @@ export function receiveUpload(req: Request, res: Response, store: AttachmentStor
       })();
     });
     req.pipe(parser);
+  });
+}
+
+/** How long a refused upload's answer waits for its bytes to be removed; the sweeper removes what a slower store leaves. */
+const CLEAN_UP_MS = 5000;
+
+/** Resolves when `work` settles, or after `ms`, whichever is first; never rejects. */
+function settledWithin(work: Promise<unknown> | undefined, ms: number): Promise<void> {
+  if (!work) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    void work
+      .catch(() => undefined)
+      .then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
   });
 }
 
