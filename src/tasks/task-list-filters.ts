@@ -1,6 +1,7 @@
 import { Prisma } from '../generated/prisma/client';
 import { isUuid } from '../common/ids';
 import type { ListTasksQueryDto } from './task.dto';
+import type { CompiledFilter } from './finding/filter-compiler';
 
 /** Which tasks a list shows: SQL conditions on the task row `t` (TaskReader adds the project). */
 export interface TaskListFilter {
@@ -14,10 +15,10 @@ export interface TaskListFilter {
 }
 
 /**
- * The list filters of GET /api/v1/tasks: live tasks only, plus every filter given. One place:
- * every filter of the contract feeds it.
+ * The list filters of GET /api/v1/tasks: live tasks only, plus every filter given, and the
+ * compiled `filter` expression (FilterCompiler). One place: every filter of the contract feeds it.
  */
-export function taskListFilter(query: ListTasksQueryDto): TaskListFilter {
+export function taskListFilter(query: ListTasksQueryDto, expression?: CompiledFilter): TaskListFilter {
   const conditions = [Prisma.sql`t.deleted_at IS NULL`];
   if (query.status !== undefined) conditions.push(oneOf('t.status', 'task_status', query.status.split(',')));
   if (query.priority !== undefined) conditions.push(oneOf('t.priority', 'task_priority', query.priority.split(',')));
@@ -37,11 +38,18 @@ export function taskListFilter(query: ListTasksQueryDto): TaskListFilter {
   if (query.updatedSince) conditions.push(Prisma.sql`t.updated_at >= ${query.updatedSince}::timestamptz`);
   if (query.estimated !== undefined)
     conditions.push(query.estimated === 'true' ? Prisma.sql`t.estimate IS NOT NULL` : Prisma.sql`t.estimate IS NULL`);
-  return { conditions, rowOnly: query.labelId === undefined };
+  return withExpression({ conditions, rowOnly: query.labelId === undefined }, expression);
 }
 
-/** The trash: every task in it. */
-export const TRASH_FILTER: TaskListFilter = { conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true };
+/** The trash: every task in it that the `filter` expression selects, if one is given. */
+export function trashListFilter(expression?: CompiledFilter): TaskListFilter {
+  return withExpression({ conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true }, expression);
+}
+
+function withExpression(filter: TaskListFilter, expression: CompiledFilter | undefined): TaskListFilter {
+  if (!expression) return filter;
+  return { conditions: [...filter.conditions, expression.condition], rowOnly: filter.rowOnly && expression.rowOnly };
+}
 
 function oneOf(column: string, enumType: string, values: string[]): Prisma.Sql {
   const items = values.map((value) => Prisma.sql`${value}::${Prisma.raw(enumType)}`);
@@ -58,6 +66,6 @@ function reference(column: string, value: string): Prisma.Sql {
 }
 
 /** `%`, `_` and `\` in a search are literal characters, not patterns (backslash is ILIKE's escape). */
-function escapeLikePattern(text: string): string {
+export function escapeLikePattern(text: string): string {
   return text.replace(/[\\%_]/g, (character) => `\\${character}`);
 }

@@ -5,6 +5,7 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, Valida
 import { PageQueryDto } from '../common/pagination/page.dto';
 import { IsCalendarDate, IsCommaSeparatedListOf, IsInstant, IsText, OptionalButNotNull, ReadOnlyField } from '../common/validation/validators';
 import { LabelDto, MemberDto } from '../projects/project-resources.dto';
+import { FILTER_DESCRIPTION } from './finding/filter-fields';
 import {
   SPRINT_STATUSES,
   TASK_FIELDS,
@@ -224,6 +225,17 @@ export class ListTasksQueryDto extends PageQueryDto {
   @IsInstant()
   @ApiPropertyOptional({ type: String, format: 'date-time' })
   updatedSince?: string;
+
+  @IsOptional()
+  @IsString()
+  @IsText(1, 2000)
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 2000,
+    description: FILTER_DESCRIPTION,
+    example: 'status in (todo, in_progress) and (priority = urgent or priority = high) and due < today+7d',
+  })
+  filter?: string;
 }
 
 /**

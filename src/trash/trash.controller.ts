@@ -1,12 +1,11 @@
 import { Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
-import { PageQueryDto } from '../common/pagination/page.dto';
 import { TaskResponseDto } from '../tasks/task.dto';
-import { TrashListDto } from './trash.dto';
+import { TrashListDto, TrashQueryDto } from './trash.dto';
 import { TrashService } from './trash.service';
 
 @ApiTags('trash')
@@ -15,11 +14,12 @@ import { TrashService } from './trash.service';
 export class TrashController {
   constructor(private readonly trash: TrashService) {}
 
-  /** Tasks in the trash, most recently deleted first. */
+  /** Tasks in the trash, most recently deleted first, optionally filtered. */
   @Get()
   @Header('Content-Type', JSON_CONTENT_TYPE)
   @ApiOkResponse({ type: TrashListDto })
-  listTrash(@CurrentCaller() caller: Caller, @Query() query: PageQueryDto): Promise<JsonText<TrashListDto>> {
+  @ApiBadRequestResponse({ description: 'An invalid filter, limit or cursor, or an unknown query parameter', type: ProblemDto })
+  listTrash(@CurrentCaller() caller: Caller, @Query() query: TrashQueryDto): Promise<JsonText<TrashListDto>> {
     return this.trash.list(caller, query);
   }
 

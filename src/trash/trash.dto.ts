@@ -1,7 +1,7 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, PickType } from '@nestjs/swagger';
 import type { SameKeys, ShownField } from '../common/fields/fields';
 import type { TASK_FIELDS } from '../tasks/task-fields';
-import { TaskDto } from '../tasks/task.dto';
+import { ListTasksQueryDto, TaskDto } from '../tasks/task.dto';
 import type { ShownRelation } from '../tasks/task-view.sql';
 
 /** A task in the trash: as the task list shows it, with when it was deleted. */
@@ -26,3 +26,6 @@ export class TrashListDto {
   @ApiProperty({ type: 'integer', minimum: 0 })
   total: number;
 }
+
+/** The trash's query: a page, and the task list's `filter` expression. */
+export class TrashQueryDto extends PickType(ListTasksQueryDto, ['limit', 'cursor', 'filter'] as const) {}

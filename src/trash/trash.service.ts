@@ -2,17 +2,17 @@ import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
 import { conflict, notFound } from '../common/errors/problem';
 import type { JsonText } from '../common/http/json-text';
-import { PageQueryDto } from '../common/pagination/page.dto';
 import { PrismaService } from '../database/prisma.service';
 import { RetryTransaction } from '../database/sql';
 import { Prisma } from '../generated/prisma/client';
 import { ChangeLog } from '../changes/change-log.service';
 import { CHANGE_TIME } from '../changes/change';
 import { lockSprints, lockTasks } from '../changes/locks';
-import { TRASH_FILTER } from '../tasks/task-list-filters';
+import { trashListFilter } from '../tasks/task-list-filters';
+import { FilterCompiler } from '../tasks/finding/filter-compiler';
 import { TaskReader } from '../tasks/task-reader.service';
 import type { TaskDetailDto, TaskResponseDto } from '../tasks/task.dto';
-import type { TrashListDto } from './trash.dto';
+import type { TrashListDto, TrashQueryDto } from './trash.dto';
 
 @Injectable()
 export class TrashService {
@@ -20,11 +20,13 @@ export class TrashService {
     private readonly prisma: PrismaService,
     private readonly reader: TaskReader,
     private readonly changes: ChangeLog,
+    private readonly filters: FilterCompiler,
   ) {}
 
-  /** The project's trash, most recently deleted first, paginated like the task list. */
-  list(caller: Caller, query: PageQueryDto): Promise<JsonText<TrashListDto>> {
-    return this.reader.list(caller.projectId, TRASH_FILTER, 'deleted', query);
+  /** The project's trash, most recently deleted first, paginated and filtered like the task list. */
+  async list(caller: Caller, query: TrashQueryDto): Promise<JsonText<TrashListDto>> {
+    const expression = await this.filters.compile(caller.projectId, query.filter);
+    return this.reader.list(caller.projectId, trashListFilter(expression), 'deleted', query);
   }
 
   /**
