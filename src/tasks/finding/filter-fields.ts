@@ -92,8 +92,8 @@ function day(value: FilterValue): string {
   return value.text;
 }
 
-/** The first instant of a Madrid day. */
-const dayStart = (day: string) => Prisma.sql`(${day}::date::timestamp AT TIME ZONE 'Europe/Madrid')`;
+/** The first instant of a Madrid day, or of the day after it (`after`: computed in SQL, which takes year 10000). */
+const dayStart = (day: string, after = 0) => Prisma.sql`((${day}::date + ${after}::int)::timestamp AT TIME ZONE 'Europe/Madrid')`;
 
 /** A timestamp compared by the Madrid day it falls on; comparisons against the days' first instants keep its index usable. */
 function instantField(name: string, nullable: boolean): FilterField<string> {
@@ -103,15 +103,15 @@ function instantField(name: string, nullable: boolean): FilterField<string> {
     operators: [...EQUALITY, ...ORDER, ...(nullable ? EMPTINESS : [])],
     nullable,
     value: day,
-    equals: (day) => Prisma.sql`(${at} >= ${dayStart(day)} AND ${at} < ${dayStart(addDays(day, 1))})`,
+    equals: (day) => Prisma.sql`(${at} >= ${dayStart(day)} AND ${at} < ${dayStart(day, 1)})`,
     compare: (operator, day) => {
       switch (operator) {
         case '<':
           return Prisma.sql`${at} < ${dayStart(day)}`;
         case '<=':
-          return Prisma.sql`${at} < ${dayStart(addDays(day, 1))}`;
+          return Prisma.sql`${at} < ${dayStart(day, 1)}`;
         case '>':
-          return Prisma.sql`${at} >= ${dayStart(addDays(day, 1))}`;
+          return Prisma.sql`${at} >= ${dayStart(day, 1)}`;
         case '>=':
           return Prisma.sql`${at} >= ${dayStart(day)}`;
       }
