@@ -149,13 +149,11 @@ const condition: fc.Arbitrary<Expression> = fc.oneof(
   ),
   ordered('estimate', [0, 0.5, 3, 8], String, (task) => task.estimate),
   fc.boolean().map((value): Expression => ({ kind: 'condition', text: `estimated = ${value}`, test: (task) => (task.estimate !== null) === value })),
-  fc
-    .constantFrom(...WORDS)
-    .map((word): Expression => ({
-      kind: 'condition',
-      text: `title ~ "${word.slice(1, 4)}"`,
-      test: (task) => WORDS[task.word].includes(word.slice(1, 4)),
-    })),
+  fc.constantFrom(...WORDS).map((word): Expression => ({
+    kind: 'condition',
+    text: `title ~ "${word.slice(1, 4)}"`,
+    test: (task) => WORDS[task.word].includes(word.slice(1, 4)),
+  })),
 );
 
 const expression: fc.Arbitrary<Expression> = fc.letrec<{ expression: Expression }>((tie) => ({
