@@ -5,16 +5,16 @@
 import path from 'node:path';
 import { defineConfig } from 'prisma/config';
 import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PGLITE_EXTENSIONS } from './src/database/pglite-extensions';
 
 // The database the CLI works on: PRISMA_PGLITE_DIR, or a scratch in-memory one.
 const dataDir = process.env.PRISMA_PGLITE_DIR ?? 'memory://prisma-cli';
 
-// The adapter's own shadow database lacks pg_trgm, which the first migration needs.
+// The adapter's own shadow database lacks the extensions the migrations create.
 class PGliteWithExtensions extends PrismaPGlite {
   override connectToShadowDb() {
-    return new PrismaPGlite(new PGlite({ dataDir: 'memory://shadow', extensions: { pg_trgm } })).connect();
+    return new PrismaPGlite(new PGlite({ dataDir: 'memory://shadow', extensions: PGLITE_EXTENSIONS })).connect();
   }
 }
 
@@ -22,5 +22,5 @@ export default defineConfig({
   experimental: { adapter: true },
   schema: path.join('prisma', 'schema.prisma'),
   engine: 'js',
-  adapter: async () => new PGliteWithExtensions(new PGlite({ dataDir, extensions: { pg_trgm } })),
+  adapter: async () => new PGliteWithExtensions(new PGlite({ dataDir, extensions: PGLITE_EXTENSIONS })),
 });

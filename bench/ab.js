@@ -1,5 +1,5 @@
 'use strict';
-// npm run bench:ab -- sides=old,new old=<tree>@<database> new=<tree>@<database> [rows=create,patch] [rounds=5] [duration=6] [together=1]
+// npm run bench:ab -- sides=old,new old=<tree>@<database> new=<tree>@<database> [rows=create,patch] [rounds=5] [duration=6] [together=1] [rows-from=side]
 //
 // Two or more builds of the service on one machine, measured in turns: CPU per request of the
 // service process and of its PostgreSQL backends, as run.js measures it. On a shared machine a
@@ -10,17 +10,20 @@
 //
 // A side is a tree (a checkout with node_modules and dist/, e.g. a `git worktree` of an older
 // commit) and a database its own bench seeded (`node bench/run.js --seed-only` in that tree,
-// with DATABASE_URL set, prints the name). Each side is measured with its own tree's rows
-// (scenarios.js) and fixtures, so that a row means what it meant in that commit. Rows write:
-// seed a database per side, again for each comparison. `<side>=<tree>@<database>@NAME:value;...`
-// adds environment variables to that side's service.
+// with DATABASE_URL set, prints the name). Every side is measured with this tree's rows
+// (scenarios.js) and fixtures, so that the sides get the same requests and a row added since an
+// older commit (the sprint close) runs against it too; with rows-from=side, each side's own
+// tree's, for rows whose requests changed since. Rows write: seed a database per side, again for
+// each comparison. `<side>=<tree>@<database>@NAME:value;...` adds environment variables to that
+// side's service.
 
 const path = require('node:path');
 const { Client } = require('pg');
 const { throughput } = require('./load');
 const { startServer, stopAll } = require('./processes');
 const { cpuMeter } = require('./cpu');
-const { newApiKey, PERMISSIONS } = require('./seed');
+const { randomBytes } = require('node:crypto');
+const { newApiKey } = require('./seed');
 
 const WARMUP_SECONDS = 2;
 
@@ -33,6 +36,7 @@ function parseArgs(argv) {
     rows: (values.rows ?? 'create,patch,deleteRestore,listDefault').split(','),
     rounds: Number(values.rounds ?? 5),
     together: values.together === '1',
+    rowsFromSide: values['rows-from'] === 'side',
     duration: Number(values.duration ?? 6),
     connections: Number(values.connections ?? 32),
     sides: sides.map((name) => {
@@ -55,8 +59,8 @@ function parseArgs(argv) {
   };
 }
 
-/** A new key for each of the seeded projects the rows use (the seed prints only the big one's), and that tree's rows. */
-async function prepareSide(side, connections) {
+/** A new key for each of the seeded projects the rows use (the seed prints only the big one's), and the rows. */
+async function prepareSide(side, { connections, rowsFromSide }) {
   const client = new Client({ connectionString: side.databaseUrl });
   await client.connect();
   try {
@@ -65,20 +69,35 @@ async function prepareSide(side, connections) {
     const projects = await session.query(
       `SELECT p.id::text AS id FROM projects p ORDER BY (SELECT count(*) FROM tasks t WHERE t.project_id = p.id) DESC, p.id LIMIT 3`,
     );
+    // The close row's project: the last small one, which no other row writes to (by name: the
+    // tasks the row adds to it would move it in the order by size).
+    const [closer] = await session.query(`SELECT id::text AS id FROM projects WHERE name = 'Bench project 9'`);
+    // With the permissions of the key the side's own seed gave the project (an older tree knows fewer).
     const withKey = async ({ id }) => {
       const key = newApiKey();
       await client.query(
-        `INSERT INTO api_keys (project_id, name, prefix, secret_hash, permissions, created_at) VALUES ($1::uuid, 'Bench A/B key', $2, $3, $4::text[], now())`,
-        [id, key.prefix, key.secretHash, PERMISSIONS],
+        `INSERT INTO api_keys (project_id, name, prefix, secret_hash, permissions, created_at)
+         SELECT $1::uuid, 'Bench A/B key', $2, $3, permissions, now() FROM api_keys WHERE project_id = $1::uuid ORDER BY created_at LIMIT 1`,
+        [id, key.prefix, key.secretHash],
       );
       return { id, key: key.secret };
     };
     const [big, writer, hooked] = [await withKey(projects[0]), await withKey(projects[1]), await withKey(projects[2])];
-    const { readFixtures } = require(path.join(side.tree, 'bench/fixtures.js'));
-    const { scenarios } = require(path.join(side.tree, 'bench/scenarios.js'));
+    const closerKey = closer ? (await withKey(closer)).key : undefined;
+    const tree = rowsFromSide ? side.tree : path.resolve(__dirname, '..');
+    const { readFixtures } = require(path.join(tree, 'bench/fixtures.js'));
+    const { scenarios } = require(path.join(tree, 'bench/scenarios.js'));
     // Page 1000, not run.js's 2000: earlier A/B runs may have left tasks in the trash.
     const fixtures = await readFixtures(session, { big, writer, hooked, deepPage: 1000 });
-    return scenarios({ bigKey: big.key, writerKey: writer.key, hookedKey: hooked.key, fixtures, connections });
+    return scenarios({
+      bigKey: big.key,
+      writerKey: writer.key,
+      hookedKey: hooked.key,
+      closerKey,
+      adminToken: side.adminToken,
+      fixtures,
+      connections,
+    });
   } finally {
     await client.end();
   }
@@ -94,7 +113,11 @@ async function measure(sides, row, args) {
         return throughput(side.server.url, scenario, { connections: scenario.connections ?? args.connections, duration });
       }),
     );
+  // A row's own house-keeping between runs (the close row: a close cut off before its activation).
+  const settle = () => Promise.all(sides.map((side) => side.rows[row]?.settle?.(side.server.url)));
+  await settle();
   await runAll(WARMUP_SECONDS);
+  await settle();
   const marks = await Promise.all(sides.map((side) => side.meter.start()));
   const results = await runAll(args.duration);
   const cpus = await Promise.all(sides.map((side, i) => side.meter.since(marks[i])));
@@ -114,15 +137,25 @@ async function main() {
   const measured = new Map();
   try {
     for (const side of args.sides) {
-      side.rows = await prepareSide(side, args.connections);
+      // The admin interface activates and closes sprints (the close row).
+      side.adminToken = randomBytes(16).toString('hex');
+      side.rows = await prepareSide(side, args);
       side.server = await startServer(side.name, [path.join(side.tree, 'dist/main.js')], {
         DATABASE_URL: side.databaseUrl,
-        // As run.js starts the service: no 429 under the load, no admin interface.
+        // As run.js starts the service: no 429 under the load.
         RATE_LIMIT_PER_MINUTE: '10000000',
-        ADMIN_TOKEN: '',
+        ADMIN_TOKEN: side.adminToken,
         ...side.env,
       });
       side.meter = await cpuMeter(side.server.pid, side.databaseUrl);
+      // What a row needs from its server first (the close row: its sprints), as run.js does.
+      for (const row of args.rows) {
+        const scenario = side.rows[row];
+        if (scenario?.prepare) {
+          log(`${side.name}: preparing ${row}`);
+          await scenario.prepare(side.server.url);
+        }
+      }
     }
     for (let round = 0; round < args.rounds; round++) {
       for (const row of args.rows) {

@@ -148,7 +148,8 @@ async function explainLists(session, { big, fixtures, codec, runs }) {
       row.floor === false
         ? null
         : listRequest(new URLSearchParams(row.raw), big.id, (cursor) => {
-            const position = codec.positionAfter('tasks', cursor);
+            // (The floor's lists are in creation order, `sort`'s default, which the cursor is bound to.)
+            const position = codec.positionAfter('tasks', { query: { sort: 'created', cursor } });
             return { at: position.at.toISOString(), id: position.id };
           });
     const serviceStatements = await service(() => serviceListSql(session, big.id, { ...row.raw }, codec));

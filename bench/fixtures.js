@@ -21,6 +21,9 @@ function cursorCodec(hexKey) {
   return codec;
 }
 
+/** The queries of the deep rows' lists (`limit` and `cursor` aside), as the service's validation leaves them: CursorCodec's ListQuery. */
+const LIST_QUERY = { created: { query: { sort: 'created' } }, rank: { query: { sort: 'rank' } } };
+
 /** The position after the `n`th live task (1-based) of the project, newest first. */
 async function positionAfter(session, projectId, n) {
   const rows = await session.query(
@@ -57,6 +60,9 @@ async function commentPositionAfter(session, taskId, n) {
  * comment create row posts on: tasks of the writer project.
  */
 async function commentFixtures(session, codec, big, writer, pageSize) {
+  // None in a tree before comments (bench:ab reads a base tree's database with these fixtures).
+  const [{ table }] = await session.query(`SELECT to_regclass('comments') IS NOT NULL AS table`);
+  if (!table) return null;
   const taskId = seededId(0, 'task', COMMENTED_TASK);
   const [{ total }] = await session.query(`SELECT count(*)::int AS total FROM comments WHERE task_id = $1::uuid AND project_id = $2::uuid`, [
     taskId,
@@ -67,8 +73,12 @@ async function commentFixtures(session, codec, big, writer, pageSize) {
     taskId,
     total,
     deepPage,
-    deepCursor: codec.encode('comments', await commentPositionAfter(session, taskId, (deepPage - 1) * pageSize)),
-    cursorBeforeDeep: codec.encode('comments', await commentPositionAfter(session, taskId, (deepPage - 2) * pageSize)),
+    deepCursor: codec.encode('comments', { query: {}, path: { taskId } }, await commentPositionAfter(session, taskId, (deepPage - 1) * pageSize)),
+    cursorBeforeDeep: codec.encode(
+      'comments',
+      { query: {}, path: { taskId } },
+      await commentPositionAfter(session, taskId, (deepPage - 2) * pageSize),
+    ),
     writerTasks: await ids(
       session,
       `SELECT id::text AS id FROM tasks WHERE project_id = $1::uuid AND deleted_at IS NULL AND parent_id IS NULL ORDER BY id LIMIT 200`,
@@ -104,12 +114,13 @@ async function readFixtures(session, { big, writer, hooked, pageSize = 50, deepP
     `SELECT id::text AS id FROM memberships WHERE project_id = $1::uuid ORDER BY created_at LIMIT 1 OFFSET 2`,
     [big.id],
   );
-  // Page `deepPage` of `pageSize` starts after item (deepPage - 1) * pageSize.
-  const deepCursor = codec.encode('tasks', await positionAfter(session, big.id, (deepPage - 1) * pageSize));
-  const cursorBeforeDeep = codec.encode('tasks', await positionAfter(session, big.id, (deepPage - 2) * pageSize));
+  // Page `deepPage` of `pageSize` starts after item (deepPage - 1) * pageSize. A cursor is bound
+  // to its list's query as the service validated it (CursorCodec): `sort` has a default.
+  const deepCursor = codec.encode('tasks', LIST_QUERY.created, await positionAfter(session, big.id, (deepPage - 1) * pageSize));
+  const cursorBeforeDeep = codec.encode('tasks', LIST_QUERY.created, await positionAfter(session, big.id, (deepPage - 2) * pageSize));
   // The same in backlog order (sort=rank), whose cursor is the rank of the last task shown.
-  const rankDeepCursor = codec.encodeKey('tasks_by_rank', await rankAt(session, big.id, (deepPage - 1) * pageSize));
-  const rankCursorBeforeDeep = codec.encodeKey('tasks_by_rank', await rankAt(session, big.id, (deepPage - 2) * pageSize));
+  const rankDeepCursor = codec.encodeKey('tasks', LIST_QUERY.rank, await rankAt(session, big.id, (deepPage - 1) * pageSize));
+  const rankCursorBeforeDeep = codec.encodeKey('tasks', LIST_QUERY.rank, await rankAt(session, big.id, (deepPage - 2) * pageSize));
 
   // The big project's active sprint: its report and burndown rows, and the tasks patched in it.
   const [activeSprint] = await session.query(
@@ -160,6 +171,9 @@ async function readFixtures(session, { big, writer, hooked, pageSize = 50, deepP
     comments,
     assigneeId,
     searchWord: SEARCH_WORD,
+    // The selective search row: a task number, which one title holds (and, as a prefix, the titles of
+    // its tenfold numbers, when the project has them).
+    selectiveSearch: String(Math.max(1, Math.floor(big.tasks * 0.54321))),
     deepPage,
     deepCursor,
     cursorBeforeDeep,

@@ -420,7 +420,8 @@ async function openDatabase(env) {
   }
   const { PGlite } = require('@electric-sql/pglite');
   const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm');
-  const db = await PGlite.create({ dataDir: env.DATA_DIR, extensions: { pg_trgm } });
+  const { unaccent } = require('@electric-sql/pglite/contrib/unaccent');
+  const db = await PGlite.create({ dataDir: env.DATA_DIR, extensions: { pg_trgm, unaccent } });
   return {
     query: async (statement) => (await db.query(statement.text, statement.values)).rows,
     transaction: (work) =>

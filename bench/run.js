@@ -212,6 +212,9 @@ async function checkAnswers(service, rows, floorAnswers, fixtures) {
   for (const key of LIST_ROWS) {
     const answer = await fetchJson(service.url, rows[key], rows[key].steps[0]({}));
     if (answer.status !== 200) problems.push(`${rows[key].name}: service answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+    else if (floorAnswers[key].status !== 200)
+      // Said, not thrown: the rows of the service still run (a floor behind the service's cursors, say).
+      problems.push(`${rows[key].name}: the floor answered ${floorAnswers[key].status}: ${floorAnswers[key].text.slice(0, 300)}`);
     else {
       // Compared as JSON values, key order included; whitespace may differ (the service
       // sends PostgreSQL's JSON text as it is, the floor JSON.stringify's output).
@@ -265,6 +268,12 @@ const SERVICE_ROWS = [
   { key: 'listDeep', fixedRate: 200 },
   { key: 'listRank' },
   { key: 'listRankDeep' },
+  { key: 'searchSelective' },
+  { key: 'searchSelective', fixedRate: 10 },
+  { key: 'searchBroad' },
+  { key: 'searchBroad', fixedRate: 10 },
+  { key: 'searchRelevance' },
+  { key: 'searchRelevance', fixedRate: 10 },
   { key: 'detail' },
   { key: 'commentsFirst' },
   { key: 'commentsDeep' },

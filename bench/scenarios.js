@@ -27,6 +27,13 @@ const FEED_LIMIT = 100;
  * next row after the row stops sending).
  */
 const REPORT_CONNECTIONS = 4;
+/** Open tasks in the sprint the close row closes (issue 35): they move to the next sprint at each close. */
+const CLOSE_SCOPE = 1000;
+/**
+ * Planned sprints the close row makes ready, one taken by each close: more than a bench:ab run
+ * of 5 rounds of 8 s takes at a few closes a second (a close beyond them fails, and counts as an error).
+ */
+const CLOSE_POOL = 400;
 
 /** A create body (with assignee, 2 labels, sprint, due date) in the project of `refs` (fixtures.js createReferences). */
 function createBody(refs, n) {
@@ -43,7 +50,11 @@ function createBody(refs, n) {
   };
 }
 
-function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
+/**
+ * `closerKey` and `adminToken` (the service's ADMIN_TOKEN): the close row's project, one no other
+ * row writes to, and the admin interface that activates and closes sprints (bench:ab passes them).
+ */
+function scenarios({ bigKey, writerKey, hookedKey, closerKey, adminToken, fixtures, connections }) {
   const auth = (key) => ({ authorization: `Bearer ${key}` });
   const big = auth(bigKey);
   const writer = auth(writerKey);
@@ -77,6 +88,17 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
   // move: each iteration takes two tasks out of this pool (the one moved, the one it is placed
   // against) and puts them back when answered, so that no two requests in flight share a task.
   const movable = [...fixtures.movable];
+  // The close row: the sprint it closes next, and the planned sprints its tasks move to.
+  let activeSprint = null;
+  let plannedSprints = [];
+  const admin = { authorization: `Bearer ${adminToken}` };
+  /** A request of the close row's set-up, in the closer project (or the admin interface); its answer's body. */
+  const closerCall = async (baseUrl, step) => {
+    const answer = await fetchJson(baseUrl, { headers: auth(closerKey) }, step);
+    if (answer.status < 200 || answer.status > 299)
+      throw new Error(`${step.method} ${step.path} answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+    return answer.body;
+  };
 
   return {
     listDefault: { name: 'list, default page', headers: big, steps: [() => ({ method: 'GET', path: '/api/v1/tasks' })] },
@@ -95,6 +117,23 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
       name: 'page before the deep one',
       headers: big,
       steps: [() => ({ method: 'GET', path: `/api/v1/tasks?limit=50&cursor=${fixtures.cursorBeforeDeep}` })],
+    },
+    // Search (issue 38, decisions.md section 25): title, description and comments, exact totals.
+    searchSelective: {
+      name: 'search, selective (a task number)',
+      headers: big,
+      steps: [() => ({ method: 'GET', path: `/api/v1/tasks?search=${fixtures.selectiveSearch}` })],
+    },
+    // Four verbs of the seed's twelve: a third of the titles.
+    searchBroad: {
+      name: 'search, broad (a third of the project)',
+      headers: big,
+      steps: [() => ({ method: 'GET', path: `/api/v1/tasks?search=${encodeURIComponent('fix or add or update or remove')}` })],
+    },
+    searchRelevance: {
+      name: `search + sort=relevance (${fixtures.searchWord}, about 5 %)`,
+      headers: big,
+      steps: [() => ({ method: 'GET', path: `/api/v1/tasks?search=${fixtures.searchWord}&sort=relevance` })],
     },
     // The backlog order (issue 26): its first page, and a deep one by its keyset cursor (a rank).
     listRank: { name: 'list, sort=rank default page', headers: big, steps: [() => ({ method: 'GET', path: '/api/v1/tasks?sort=rank' })] },
@@ -140,7 +179,8 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
     },
     // Issue 37: a task's comment list, its first page and a deep one by its keyset cursor.
     commentsFirst: {
-      name: `comments, first page of a task with ${count(fixtures.comments.total)} comments`,
+      // (`?.`: a tree before comments has none, and ab.js builds these rows for it too, unused.)
+      name: `comments, first page of a task with ${count(fixtures.comments?.total ?? 0)} comments`,
       headers: big,
       steps: [() => ({ method: 'GET', path: `/api/v1/tasks/${fixtures.comments.taskId}/comments` })],
       async prepare(baseUrl) {
@@ -150,7 +190,7 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
       },
     },
     commentsDeep: {
-      name: `comments, page ${fixtures.comments.deepPage} of it by cursor`,
+      name: `comments, page ${fixtures.comments?.deepPage} of it by cursor`,
       headers: big,
       steps: [() => ({ method: 'GET', path: `/api/v1/tasks/${fixtures.comments.taskId}/comments?limit=50&cursor=${fixtures.comments.deepCursor}` })],
       /** The service's own cursor after the page before must be the one the harness signed, and the deep page full. */
@@ -360,6 +400,68 @@ function scenarios({ bigKey, writerKey, hookedKey, fixtures, connections }) {
         filteredTasks = answer.body?.tasks?.map((task) => task.id) ?? [];
         if (answer.status !== 200 || !filteredTasks.length)
           throw new Error(`the filtered list answered ${answer.status} with ${filteredTasks.length} tasks`);
+      },
+    },
+    // Issue 35: the close of an active sprint of CLOSE_SCOPE open tasks, which it carries over to
+    // a planned sprint (its moves, its ledger rows, its frozen report), then that sprint's
+    // activation (its scope committed), so that the next iteration closes it in turn. One
+    // connection: a project has one active sprint. The figures are of the two requests.
+    sprintClose: {
+      name: `sprint close of ${count(CLOSE_SCOPE)} open tasks carried over, + the next one's activation`,
+      headers: auth(closerKey),
+      connections: 1,
+      // The next sprint is looked at, not taken, until its activation answered: autocannon may
+      // build a request more than once.
+      steps: [
+        () => ({
+          method: 'POST',
+          path: `/admin/v1/sprints/${activeSprint}/close`,
+          body: { moveOpenTasksTo: plannedSprints[0] },
+          headers: admin,
+        }),
+        () => ({ method: 'POST', path: `/admin/v1/sprints/${plannedSprints[0]}/activate`, headers: admin }),
+      ],
+      done(ctx, ok, step) {
+        if (ok && step === 1) activeSprint = plannedSprints.shift();
+      },
+      /**
+       * In the closer project: its active sprint closed (its open tasks to no sprint), a new one
+       * activated and given CLOSE_SCOPE new open tasks, and CLOSE_POOL planned sprints.
+       */
+      async prepare(baseUrl) {
+        if (!closerKey || !adminToken) throw new Error('the close row needs closerKey and adminToken (npm run bench:ab passes them)');
+        const newSprint = async (name) => (await closerCall(baseUrl, { method: 'POST', path: '/api/v1/sprints', body: { name } })).sprint.id;
+        const { sprints } = await closerCall(baseUrl, { method: 'GET', path: '/api/v1/sprints' });
+        for (const sprint of sprints.filter((s) => s.status === 'active')) {
+          await closerCall(baseUrl, { method: 'POST', path: `/admin/v1/sprints/${sprint.id}/close`, body: {}, headers: admin });
+        }
+        activeSprint = await newSprint(`Bench close ${run}`);
+        await closerCall(baseUrl, { method: 'POST', path: `/admin/v1/sprints/${activeSprint}/activate`, headers: admin });
+        for (let made = 0; made < CLOSE_SCOPE; made += BULK_SIZE) {
+          const tasks = Array.from({ length: Math.min(BULK_SIZE, CLOSE_SCOPE - made) }, (_, i) => ({
+            title: `Bench close task ${made + i}`,
+            status: 'todo',
+            estimate: ESTIMATES[i % ESTIMATES.length],
+            sprintId: activeSprint,
+          }));
+          await closerCall(baseUrl, { method: 'POST', path: '/api/v1/tasks/bulk', body: { tasks } });
+        }
+        plannedSprints = [];
+        for (let i = 0; i < CLOSE_POOL; i++) plannedSprints.push(await newSprint(`Bench close ${run} ${i}`));
+      },
+      /**
+       * Before each measured run (bench:ab): a run cut off between a close and its activation
+       * (the row's time was up) left no active sprint; the sprint that holds the tasks is then
+       * activated here, outside the measurement.
+       */
+      async settle(baseUrl) {
+        const { sprints } = await closerCall(baseUrl, { method: 'GET', path: '/api/v1/sprints' });
+        const status = new Map(sprints.map((sprint) => [sprint.id, sprint.status]));
+        if (status.get(activeSprint) === 'active') return;
+        if (status.get(plannedSprints[0]) === 'planned') {
+          await closerCall(baseUrl, { method: 'POST', path: `/admin/v1/sprints/${plannedSprints[0]}/activate`, headers: admin });
+        }
+        activeSprint = plannedSprints.shift();
       },
     },
     deleteRestore: {

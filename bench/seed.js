@@ -114,7 +114,10 @@ const OBJECTS = [
   'permissions model',
   'report scheduler',
 ];
-/** The word of the filtered list row (trigram search needs 3 characters or more). */
+/**
+ * The word of the filtered list row (trigram search needs 3 characters or more), and of the
+ * search rows with sort=relevance (about 5 % of the tasks, in their titles).
+ */
 const SEARCH_WORD = 'login';
 
 /** sha256 hex of the whole secret, prefix = its first 12 characters (src/auth/api-keys.ts). */
@@ -265,7 +268,20 @@ const SEED_TRIGGERS = [
   { table: 'tasks', trigger: 'tasks_raise_list_version' },
   { table: 'tasks', trigger: 'tasks_record_list_delta' },
   { table: 'task_labels', trigger: 'task_labels_raise_list_version' },
+  // The search document (migration task_search): one row per task, written once after the load
+  // (searchScript) rather than appended to once per comment.
+  { table: 'tasks', trigger: 'tasks_search_inserted' },
+  { table: 'comments', trigger: 'comments_search_inserted' },
 ];
+
+/** The search documents of a project's tasks, as the triggers would have left them: title, description, live comments. */
+function searchScript(project) {
+  return `
+INSERT INTO task_search (task_id, project_id, comments, document)
+SELECT t.id, t.project_id, c.words, task_search_heading(t.title, t.description) || c.words
+  FROM tasks t CROSS JOIN LATERAL (SELECT task_search_comment_words(t.id) AS words) c
+ WHERE t.project_id = '${project}'::uuid;`;
+}
 const switchTriggers = (state) => SEED_TRIGGERS.map(({ table, trigger }) => `ALTER TABLE ${table} ${state} TRIGGER ${trigger};`).join('\n');
 
 /**
@@ -291,6 +307,7 @@ const SEEDED_TABLES = [
   'comments',
   'comment_revisions',
   'comment_mentions',
+  'task_search',
 ];
 
 /** The id the seed gives a row (as md5(...)::uuid in projectScript). */
@@ -315,6 +332,7 @@ async function seed(session, { bigTasks, smallProjects, smallTasks }) {
     await session.exec(`BEGIN;
 ${switchTriggers('DISABLE')}
 ${projectScript(p, p === 0 ? bigTasks : smallTasks, key)}
+${searchScript(seededId(p, 'project', 0))}
 ${switchTriggers('ENABLE')}
 COMMIT;`);
     const id = seededId(p, 'project', 0);

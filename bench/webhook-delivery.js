@@ -200,7 +200,8 @@ function sqlRunner(env) {
   return async (sql) => {
     const { PGlite } = require('@electric-sql/pglite');
     const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm');
-    const db = await PGlite.create({ dataDir: env.DATA_DIR, extensions: { pg_trgm } });
+    const { unaccent } = require('@electric-sql/pglite/contrib/unaccent');
+    const db = await PGlite.create({ dataDir: env.DATA_DIR, extensions: { pg_trgm, unaccent } });
     try {
       return (await db.query(sql)).rows;
     } finally {

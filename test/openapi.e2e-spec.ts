@@ -377,6 +377,7 @@ describe('OpenAPI document', () => {
         'labelId',
         'parentId',
         'q',
+        'search',
         'dueAfter',
         'dueBefore',
         'updatedSince',

@@ -177,6 +177,25 @@ describe('statement snapshots (sql/, docs/statements.md)', () => {
       200,
     );
 
+    await snap(
+      'tasks/list-searched',
+      'A searched list (decisions.md section 25): the task_search document matched, the total counted again.',
+      () => api.get('/api/v1/tasks?search=bulk&limit=2'),
+      200,
+    );
+    const relevancePage = await snap(
+      'tasks/list-by-relevance',
+      'A searched list, best match first (sort=relevance): every match ranked.',
+      () => api.get('/api/v1/tasks?search=bulk&sort=relevance&limit=1'),
+      200,
+    );
+    await snap(
+      'tasks/list-by-relevance-next-page',
+      'The next page of it, from its cursor (score, createdAt, id).',
+      () => api.get(`/api/v1/tasks?search=bulk&sort=relevance&limit=1&cursor=${encodeURIComponent(relevancePage.nextCursor as string)}`),
+      200,
+    );
+
     // Comments (decisions.md section 23).
     const comments = `/api/v1/tasks/${plain.id}/comments`;
     const top = (

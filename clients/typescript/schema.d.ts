@@ -2575,6 +2575,15 @@ export interface operations {
       query?: {
         /** @description Page size, 1 to 100. */
         limit?: number;
+        /**
+         * @description Full-text search over the title, the description and the live comments, 1 to 500 characters:
+         *     case- and accent-insensitive (`resume` finds `Résumé`), each word also a prefix (`deploy` finds
+         *     `deployment`); every word is required, `"two words"` must be adjacent in that order, `-word`
+         *     excludes, `or` between two terms takes either. Punctuation is never an error: a search
+         *     without any word matches nothing. Combined with every other filter (AND); with
+         *     `sort=relevance`, best match first (title over description over comments).
+         */
+        search?: string;
         /** @description Comma-separated statuses to include: backlog, planning, todo, in_progress, in_review, done, cancelled (e.g. `todo,in_progress`). */
         status?: string;
         /** @description Comma-separated priorities to include: urgent, high, medium, low, none (e.g. `urgent,high`). */
@@ -2589,8 +2598,11 @@ export interface operations {
         dueAfter?: string;
         /** @description dueDate on or before this day (YYYY-MM-DD, e.g. `2026-12-31`); tasks without due date never match. */
         dueBefore?: string;
-        /** @description `created`: newest first, the specification's order; `rank`: the backlog order, top first. */
-        sort?: 'created' | 'rank';
+        /**
+         * @description `created`: newest first, the specification's order; `rank`: the backlog order, top first;
+         *     `relevance` (only with `search`): best match first, ties newest first.
+         */
+        sort?: 'created' | 'rank' | 'relevance';
         /** @description `true`: only tasks with an estimate; `false`: only tasks without one. */
         estimated?: 'true' | 'false';
         /** @description updatedAt at or after this instant (ISO 8601 with Z or an offset, e.g. `2026-11-22T10:00:00.000Z`): for sync jobs. */
@@ -4844,6 +4856,17 @@ export interface operations {
       query?: {
         /** @description Page size, 1 to 100. */
         limit?: number;
+        /**
+         * @description Full-text search over the title, the description and the live comments, 1 to 500 characters:
+         *     case- and accent-insensitive (`resume` finds `Résumé`), each word also a prefix (`deploy` finds
+         *     `deployment`); every word is required, `"two words"` must be adjacent in that order, `-word`
+         *     excludes, `or` between two terms takes either. Punctuation is never an error: a search
+         *     without any word matches nothing. Combined with every other filter (AND); with
+         *     `sort=relevance`, best match first (title over description over comments).
+         */
+        search?: string;
+        /** @description `deleted`: most recently deleted first; `relevance` (only with `search`): best match first, ties newest created first. */
+        sort?: 'deleted' | 'relevance';
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
       };

@@ -1,8 +1,8 @@
 import { parse, PGlite, protocol } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transaction } from '@prisma/driver-adapter-utils';
 import { Client, Pool } from 'pg';
+import { PGLITE_EXTENSIONS } from './pglite-extensions';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { createHash } from 'node:crypto';
 import { holdEmbeddedDatabase } from './embedded-lock';
@@ -304,7 +304,7 @@ async function openPglite(dataDir: string): Promise<DatabaseEngine> {
   const hold = dataDir.startsWith('memory://') ? null : await holdEmbeddedDatabase(dataDir);
   let db: PGlite;
   try {
-    db = await PGlite.create({ dataDir, extensions: { pg_trgm } });
+    db = await PGlite.create({ dataDir, extensions: PGLITE_EXTENSIONS });
   } catch (error) {
     await hold?.release();
     throw error;

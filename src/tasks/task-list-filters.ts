@@ -1,7 +1,9 @@
 import { Prisma } from '../generated/prisma/client';
 import { isUuid } from '../common/ids';
+import type { SearchedPageQueryDto } from '../common/pagination/page.dto';
 import type { ListTasksQueryDto } from './task.dto';
 import type { CompiledFilter } from './finding/filter-compiler';
+import { textSearchCondition } from './finding/text-search';
 
 /** Which tasks a list shows: SQL conditions on the task row `t` (TaskReader adds the project). */
 export interface TaskListFilter {
@@ -38,17 +40,24 @@ export function taskListFilter(query: ListTasksQueryDto, expression?: CompiledFi
   if (query.updatedSince) conditions.push(Prisma.sql`t.updated_at >= ${query.updatedSince}::timestamptz`);
   if (query.estimated !== undefined)
     conditions.push(query.estimated === 'true' ? Prisma.sql`t.estimate IS NOT NULL` : Prisma.sql`t.estimate IS NULL`);
-  return withExpression({ conditions, rowOnly: query.labelId === undefined }, expression);
+  return searched(withExpression({ conditions, rowOnly: query.labelId === undefined }, expression), query);
 }
 
-/** The trash: every task in it that the `filter` expression selects, if one is given. */
-export function trashListFilter(expression?: CompiledFilter): TaskListFilter {
-  return withExpression({ conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true }, expression);
+/** The trash: every task in it, or those `search` finds and the `filter` expression selects. */
+export function trashFilter(query: SearchedPageQueryDto, expression?: CompiledFilter): TaskListFilter {
+  return searched(withExpression({ conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true }, expression), query);
 }
 
+/** The compiled `filter` expression (FilterCompiler) joins the conditions; it may read more than the task row. */
 function withExpression(filter: TaskListFilter, expression: CompiledFilter | undefined): TaskListFilter {
   if (!expression) return filter;
   return { conditions: [...filter.conditions, expression.condition], rowOnly: filter.rowOnly && expression.rowOnly };
+}
+
+/** A search reads the task's words (task_search), not the task row alone: its totals are counted again. */
+function searched(filter: TaskListFilter, { search }: SearchedPageQueryDto): TaskListFilter {
+  if (search === undefined) return filter;
+  return { conditions: [...filter.conditions, textSearchCondition(search)], rowOnly: false };
 }
 
 function oneOf(column: string, enumType: string, values: string[]): Prisma.Sql {

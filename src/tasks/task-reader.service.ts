@@ -10,21 +10,30 @@ import type { TaskListFilter } from './task-list-filters';
 import { RememberedTotal, TaskListCache } from './task-list-cache';
 import { isoTimestamp } from '../common/dates';
 import { TASK_VIEW_CTES, TASK_VIEW_JOINS, taskJson } from './task-view.sql';
+import { textSearchRank } from './finding/text-search';
 
 /**
  * How lists of tasks are ordered: the task list newest created first (`created`, the
  * specification's order) or in backlog order (`rank`), and the trash most recently deleted first
- * (`deleted`). Each is paged by keyset on an index of its own: `after` starts the index scan at
+ * (`deleted`); either, with a search, best match first (`relevance`, decisions.md section 25).
+ * The first three are paged by keyset on an index of their own: `after` starts the index scan at
  * the cursor, `cursorAt` is the position a cursor keeps (a JSON array of text).
  */
-export type TaskListOrder = 'created' | 'rank' | 'deleted';
+export type TaskListOrder = 'created' | 'rank' | 'deleted' | { relevanceTo: string; list: 'tasks' | 'trash' };
 
 interface ListOrder {
+  /** The order in the cache's keys. */
+  name: string;
+  /** The rows it orders: the tasks, or the tasks with a column the order reads. */
+  from: Prisma.Sql;
   orderBy: string;
   cursorAt: string;
+  trash: boolean;
   after(cursors: CursorCodec, list: ListQuery): Prisma.Sql;
   cursor(cursors: CursorCodec, list: ListQuery, position: string[]): string;
 }
+
+const TASKS = Prisma.sql`tasks`;
 
 /**
  * Newest first by a time, ties by id (`created_at` or `deleted_at`): the cursor keeps both. The
@@ -33,8 +42,11 @@ interface ListOrder {
  */
 function byTime(column: string, kind: 'tasks' | 'trash'): ListOrder {
   return {
+    name: column,
+    from: TASKS,
     orderBy: `${column} DESC, t.id DESC`,
     cursorAt: `json_build_array(${isoTimestamp(column)}, t.id)`,
+    trash: kind === 'trash',
     after(cursors, list) {
       const after = cursors.positionAfter(kind, list);
       return after ? Prisma.sql`AND (${Prisma.raw(column)}, t.id) < (${after.at}, ${after.id}::uuid)` : Prisma.empty;
@@ -43,13 +55,16 @@ function byTime(column: string, kind: 'tasks' | 'trash'): ListOrder {
   };
 }
 
-const ORDERS: Record<TaskListOrder, ListOrder> = {
+const ORDERS: Record<'created' | 'rank' | 'deleted', ListOrder> = {
   created: byTime('t.created_at', 'tasks'),
   deleted: byTime('t.deleted_at', 'trash'),
   // Ranks are unique in a project: the rank alone is the position.
   rank: {
+    name: 't.rank',
+    from: TASKS,
     orderBy: 't.rank',
     cursorAt: 'json_build_array(t.rank)',
+    trash: false,
     after(cursors, list) {
       const after = cursors.keyAfter('tasks', list);
       return after === null ? Prisma.empty : Prisma.sql`AND t.rank > ${after}`;
@@ -57,6 +72,30 @@ const ORDERS: Record<TaskListOrder, ListOrder> = {
     cursor: (cursors, list, [rank]) => cursors.encodeKey('tasks', list, rank),
   },
 };
+
+/**
+ * Best match first (textSearchRank), ties newest created first, then by id. No index holds a
+ * score: every match is ranked, then the page taken after the cursor's (score, time, id). The
+ * score travels as PostgreSQL writes a real, which reads back as the same real.
+ */
+function byRelevance(search: string, kind: 'tasks' | 'trash'): ListOrder {
+  return {
+    name: 'relevance',
+    from: Prisma.sql`(SELECT t.*, ${textSearchRank(search)} AS search_rank FROM tasks t)`,
+    orderBy: 't.search_rank DESC, t.created_at DESC, t.id DESC',
+    cursorAt: `json_build_array(t.search_rank::text, ${isoTimestamp('t.created_at')}, t.id)`,
+    trash: kind === 'trash',
+    after(cursors, list) {
+      const after = cursors.scoredAfter(kind, list);
+      return after ? Prisma.sql`AND (t.search_rank, t.created_at, t.id) < (${after.score}::real, ${after.at}, ${after.id}::uuid)` : Prisma.empty;
+    },
+    cursor: (cursors, list, [score, at, id]) => cursors.encodeScored(kind, list, { score, at: new Date(at), id }),
+  };
+}
+
+function listOrder(order: TaskListOrder): ListOrder {
+  return typeof order === 'string' ? ORDERS[order] : byRelevance(order.relevanceTo, order.list);
+}
 
 /** Beyond this many versions since a remembered total, counting again is the cheaper way. */
 const MAX_VERSIONS_BY_DELTAS = 1000;
@@ -102,12 +141,13 @@ export class TaskReader {
   async list<T extends { tasks: TaskDto[] }>(
     projectId: string,
     filter: TaskListFilter,
-    order: TaskListOrder,
+    sort: TaskListOrder,
     query: PageQueryDto,
   ): Promise<JsonText<T>> {
     const limit = query.limit ?? 50;
     const matches = Prisma.join([Prisma.sql`t.project_id = ${projectId}::uuid`, ...filter.conditions], ' AND ');
-    const listKey = `${order}\u0000${matches.text}\u0000${JSON.stringify(matches.values)}`;
+    const order = listOrder(sort);
+    const listKey = `${order.name}\u0000${matches.text}\u0000${JSON.stringify(matches.values)}`;
     // JSON keeps "no cursor" (null) apart from an empty one (""), which is refused. The query's
     // digest too: a page (and its nextCursor) belongs to the query that asked for it, even where
     // two queries select the same rows (`q=` and no q), since cursors are bound to queries.
@@ -125,7 +165,7 @@ export class TaskReader {
     if (running) return running;
     const reading = this.readPage(projectId, matches, filter.rowOnly, order, { query }, limit, newest(remembered, this.cache.total(listKey)))
       .then((row) => {
-        const nextCursor = row.next === null ? null : ORDERS[order].cursor(this.cursors, { query }, JSON.parse(row.next));
+        const nextCursor = row.next === null ? null : order.cursor(this.cursors, { query }, JSON.parse(row.next));
         const body = `{"tasks":${row.tasks},"nextCursor":${JSON.stringify(nextCursor)},"total":${row.total}}`;
         this.cache.remember(listKey, pageKey, { version: row.version, total: row.total, body });
         return body;
@@ -156,12 +196,12 @@ export class TaskReader {
     projectId: string,
     matches: Prisma.Sql,
     rowOnly: boolean,
-    order: TaskListOrder,
+    order: ListOrder,
     list: ListQuery,
     limit: number,
     known: RememberedTotal | undefined,
   ): Promise<PageRow> {
-    const { orderBy, cursorAt, after } = ORDERS[order];
+    const { from, orderBy, cursorAt, after } = order;
     const sort = Prisma.raw(orderBy);
     // Keyset: the comparison is served by the order's index ((project_id, <sort> DESC, id DESC), or (project_id, rank)).
     const keyset = after(this.cursors, list);
@@ -174,7 +214,7 @@ export class TaskReader {
       statement<PageRow>(withCtes([
         cte('shown', { materialized: true })`
           SELECT t.*, ${Prisma.raw(cursorAt)}::text AS cursor_at, row_number() OVER (ORDER BY ${sort}) AS position
-            FROM (SELECT t.* FROM tasks t WHERE ${matches} ${keyset} ORDER BY ${sort} LIMIT ${limit + 1}) t`,
+            FROM (SELECT t.* FROM ${from} t WHERE ${matches} ${keyset} ORDER BY ${sort} LIMIT ${limit + 1}) t`,
         ...TASK_VIEW_CTES,
         cte('version')`
           SELECT COALESCE(v.version, 0) AS version, COALESCE(v.deltas_from, 0) AS deltas_from
@@ -191,7 +231,7 @@ export class TaskReader {
                           FROM task_list_deltas d
                          WHERE d.project_id = ${projectId}::uuid AND d.version > ${knownVersion}::bigint)
                     ELSE (SELECT count(*)::int FROM tasks t WHERE ${matches}) END AS total,
-               (SELECT COALESCE(json_agg(${taskJson({ trash: order === 'deleted' })} ORDER BY t.position), '[]'::json)::text
+               (SELECT COALESCE(json_agg(${taskJson({ trash: order.trash })} ORDER BY t.position), '[]'::json)::text
                   FROM shown t ${TASK_VIEW_JOINS}
                  WHERE t.position <= ${limit}) AS tasks,
                next.cursor_at AS next

@@ -2,8 +2,16 @@ import { ApiHideProperty, ApiProperty, ApiPropertyOptional, OmitType, PartialTyp
 import { PatchableField, requireFieldDecorators, SameKeys, ShownField, shownFields, WritableField } from '../common/fields/fields';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, ValidateNested } from 'class-validator';
-import { PageQueryDto } from '../common/pagination/page.dto';
-import { IsCalendarDate, IsCommaSeparatedListOf, IsInstant, IsText, OptionalButNotNull, ReadOnlyField } from '../common/validation/validators';
+import { SearchedPageQueryDto } from '../common/pagination/page.dto';
+import {
+  IsCalendarDate,
+  IsCommaSeparatedListOf,
+  IsInstant,
+  IsText,
+  OnlyWith,
+  OptionalButNotNull,
+  ReadOnlyField,
+} from '../common/validation/validators';
 import { LabelDto, MemberDto } from '../projects/project-resources.dto';
 import { FILTER_DESCRIPTION } from './finding/filter-fields';
 import {
@@ -153,7 +161,7 @@ export const BULK_CREATE_TASKS_EXAMPLE: BulkCreateTasksDto = {
  * The task list's filters. Query parameters carry no `example`: Swagger UI's "Try it out" fills it
  * in, and the first Execute would filter the list down to nothing. Their descriptions give examples.
  */
-export class ListTasksQueryDto extends PageQueryDto {
+export class ListTasksQueryDto extends SearchedPageQueryDto {
   /** Comma-separated statuses to include: backlog, planning, todo, in_progress, in_review, done, cancelled (e.g. `todo,in_progress`). */
   @IsOptional()
   @IsCommaSeparatedListOf(TASK_STATUSES)
@@ -207,12 +215,16 @@ export class ListTasksQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ type: String, format: 'date' })
   dueBefore?: string;
 
-  /** `created`: newest first, the specification's order; `rank`: the backlog order, top first. */
+  /**
+   * `created`: newest first, the specification's order; `rank`: the backlog order, top first;
+   * `relevance` (only with `search`): best match first, ties newest first.
+   */
   @IsOptional()
-  @IsIn(['created', 'rank'], { message: 'must be created or rank' })
-  @ApiPropertyOptional({ enum: ['created', 'rank'], default: 'created' })
+  @IsIn(['created', 'rank', 'relevance'], { message: 'must be created, rank or relevance' })
+  @OnlyWith('relevance', 'search')
+  @ApiPropertyOptional({ enum: ['created', 'rank', 'relevance'], default: 'created' })
   // The default as a value: a cursor of the default order then belongs to `sort=created` too (CursorCodec).
-  sort?: 'created' | 'rank' = 'created';
+  sort?: 'created' | 'rank' | 'relevance' = 'created';
 
   /** `true`: only tasks with an estimate; `false`: only tasks without one. */
   @IsOptional()

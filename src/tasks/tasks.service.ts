@@ -38,7 +38,9 @@ export class TasksService {
 
   async list(caller: Caller, query: ListTasksQueryDto): Promise<JsonText<TaskListDto>> {
     const expression = await this.filters.compile(caller.projectId, query.filter);
-    return this.reader.list(caller.projectId, taskListFilter(query, expression), query.sort ?? 'created', query);
+    const sort = query.sort ?? 'created';
+    const order = sort === 'relevance' ? { relevanceTo: query.search ?? '', list: 'tasks' as const } : sort;
+    return this.reader.list(caller.projectId, taskListFilter(query, expression), order, query);
   }
 
   async get(caller: Caller, taskId: string): Promise<TaskResponseDto> {

@@ -5,7 +5,7 @@ import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
 import { JSON_CONTENT_TYPE, type JsonText } from '../common/http/json-text';
 import { TaskResponseDto } from '../tasks/task.dto';
-import { TrashListDto, TrashQueryDto } from './trash.dto';
+import { TrashListDto, TrashListQueryDto } from './trash.dto';
 import { TrashService } from './trash.service';
 
 @ApiTags('trash')
@@ -18,8 +18,8 @@ export class TrashController {
   @Get()
   @Header('Content-Type', JSON_CONTENT_TYPE)
   @ApiOkResponse({ type: TrashListDto })
-  @ApiBadRequestResponse({ description: 'An invalid filter, limit or cursor, or an unknown query parameter', type: ProblemDto })
-  listTrash(@CurrentCaller() caller: Caller, @Query() query: TrashQueryDto): Promise<JsonText<TrashListDto>> {
+  @ApiBadRequestResponse({ description: 'An invalid filter, search, sort, limit or cursor, or an unknown query parameter', type: ProblemDto })
+  listTrash(@CurrentCaller() caller: Caller, @Query() query: TrashListQueryDto): Promise<JsonText<TrashListDto>> {
     return this.trash.list(caller, query);
   }
 

@@ -8,11 +8,11 @@ import { Prisma } from '../generated/prisma/client';
 import { ChangeLog } from '../changes/change-log.service';
 import { CHANGE_TIME } from '../changes/change';
 import { lockSprints, lockTasks } from '../changes/locks';
-import { trashListFilter } from '../tasks/task-list-filters';
+import { trashFilter } from '../tasks/task-list-filters';
 import { FilterCompiler } from '../tasks/finding/filter-compiler';
 import { TaskReader } from '../tasks/task-reader.service';
 import type { TaskDetailDto, TaskResponseDto } from '../tasks/task.dto';
-import type { TrashListDto, TrashQueryDto } from './trash.dto';
+import type { TrashListDto, TrashListQueryDto } from './trash.dto';
 
 @Injectable()
 export class TrashService {
@@ -23,10 +23,11 @@ export class TrashService {
     private readonly filters: FilterCompiler,
   ) {}
 
-  /** The project's trash, most recently deleted first, paginated and filtered like the task list. */
-  async list(caller: Caller, query: TrashQueryDto): Promise<JsonText<TrashListDto>> {
+  /** The project's trash, most recently deleted first, paginated, searched and filtered like the task list. */
+  async list(caller: Caller, query: TrashListQueryDto): Promise<JsonText<TrashListDto>> {
     const expression = await this.filters.compile(caller.projectId, query.filter);
-    return this.reader.list(caller.projectId, trashListFilter(expression), 'deleted', query);
+    const order = query.sort === 'relevance' ? { relevanceTo: query.search ?? '', list: 'trash' as const } : 'deleted';
+    return this.reader.list(caller.projectId, trashFilter(query, expression), order, query);
   }
 
   /**

@@ -18,6 +18,14 @@ export interface CursorPosition {
   id: string;
 }
 
+/** A keyset position in an order by a score first (`sort=relevance`): the score as PostgreSQL wrote it, then time and id. */
+export interface ScoredCursorPosition extends CursorPosition {
+  score: string;
+}
+
+/** A score as PostgreSQL writes a real. */
+const CURSOR_SCORE = /^-?\d+(\.\d+)?(e[-+]?\d+)?$/;
+
 /**
  * The query of one list that a cursor belongs to: its validated query DTO (every filter, `q`,
  * `sort`, and whatever parameter a list gains later), plus the path ids that choose the list
@@ -50,7 +58,7 @@ export function queryDigest({ query, path = {} }: ListQuery): string {
 /**
  * Opaque, tamper-evident list cursors: base64url(JSON [kind, query digest, ...position]) + "." +
  * HMAC. A cursor belongs to the list and the query that issued it: sent to another list, or with
- * other filters, `q` or `sort` (anything but `limit`), it is 400 `invalid_cursor` saying so,
+ * other filters, `q`, `search` or `sort` (anything but `limit`), it is 400 `invalid_cursor` saying so,
  * rather than a page of another list that would silently skip or repeat items. The signing key
  * is made once per database (migration `constraints`), so cursors outlive restarts and work
  * across instances. Anything not issued here, or altered, is 400 `invalid_cursor` too.
@@ -74,6 +82,29 @@ export class CursorCodec implements OnModuleInit {
   /** A cursor after the item whose unique sort key is `key` (a rank). */
   encodeKey(kind: CursorKind, list: ListQuery, key: string): string {
     return this.sealed(kind, list, [key]);
+  }
+
+  /** A cursor after the item at `position` (a score, then a time and an id). */
+  encodeScored(kind: CursorKind, list: ListQuery, position: ScoredCursorPosition): string {
+    return this.sealed(kind, list, [position.score, position.at.toISOString(), position.id]);
+  }
+
+  /** The scored position that `list.query.cursor` names; null when none was sent. */
+  scoredAfter(kind: CursorKind, list: ListQuery): ScoredCursorPosition | null {
+    const values = this.opened(kind, list);
+    if (values === null) return null;
+    const [score, at, id, ...rest] = values;
+    if (
+      typeof score !== 'string' ||
+      !CURSOR_SCORE.test(score) ||
+      typeof at !== 'string' ||
+      !isInstant(at) ||
+      typeof id !== 'string' ||
+      !isUuid(id) ||
+      rest.length
+    )
+      throw notIssuedHere();
+    return { score, at: new Date(at), id };
   }
 
   /** The position that `list.query.cursor` names; null when none was sent (the first page). */
@@ -119,7 +150,7 @@ export class CursorCodec implements OnModuleInit {
     if (digest !== queryDigest(list)) {
       throw badRequest(
         'invalid_cursor',
-        'cursor belongs to another query: it was issued with other filters, q or sort; send the query parameters of the page that gave it (only limit may change), or leave cursor out to start from the first page',
+        'cursor belongs to another query: it was issued with other filters, q, search or sort; send the query parameters of the page that gave it (only limit may change), or leave cursor out to start from the first page',
         'cursor',
       );
     }

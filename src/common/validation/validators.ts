@@ -89,6 +89,23 @@ export function OptionalButNotNull(): PropertyDecorator {
   return ValidateIf((_object, value) => value !== undefined);
 }
 
+/**
+ * `value` of this field is allowed only beside `sibling` (e.g. `sort=relevance` needs `search`):
+ * without it, the field is invalid and the message names what it needs.
+ */
+export function OnlyWith(value: string, sibling: string, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'onlyWith',
+      validator: {
+        validate: (given, args) => given !== value || (args?.object as Record<string, unknown>)[sibling] !== undefined,
+        defaultMessage: () => `${value} needs ${sibling}`,
+      },
+    },
+    options,
+  );
+}
+
 /** A field clients may read but never send: sending it is `read_only_field`; `message` may say what changes it instead. */
 export function ReadOnlyField(message = 'is read-only'): PropertyDecorator {
   return ValidateBy({

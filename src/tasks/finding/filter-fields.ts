@@ -4,6 +4,7 @@ import { Prisma } from '../../generated/prisma/client';
 import { TASK_PRIORITIES, TASK_STATUSES } from '../task-fields';
 import { escapeLikePattern } from '../task-list-filters';
 import { OPEN_BLOCKER } from '../task-view.sql';
+import { textSearchCondition } from './text-search';
 import { invalidFilter, type FilterOperator, type FilterValue } from './filter-parser';
 
 /** What names of the project a field's values may be: resolved to ids before the SQL is built. */
@@ -205,6 +206,14 @@ export const FILTER_FIELDS = {
     nullable: false,
     value: (value) => value.text,
     contains: (text) => Prisma.sql`t.title ILIKE ${`%${escapeLikePattern(text)}%`}`,
+  }),
+  text: field<string>({
+    operators: ['~'],
+    takes: 'a search: `text ~ "invoice"` is the `search` parameter (title, description and live comments)',
+    nullable: false,
+    readsOtherTables: true,
+    value: (value) => value.text,
+    contains: (search) => textSearchCondition(search),
   }),
 } satisfies Record<string, FilterField<unknown>>;
 

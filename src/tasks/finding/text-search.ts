@@ -1,0 +1,23 @@
+import { Prisma } from '../../generated/prisma/client';
+
+/**
+ * "The task matches this search" (decisions.md section 25, `search`), as a boolean SQL condition
+ * on the task row aliased `t`: the task's document (title, description, live comments; migration
+ * `task_search`) holds the words of `search`, each also as a prefix. The grammar is
+ * websearch_to_tsquery's (`"a phrase"`, `-word`, `or`, otherwise every word); a search without any
+ * word is the empty query, which matches nothing. The text is a parameter, never SQL.
+ *
+ * The filter language's `text ~ "..."` is this condition (src/tasks/finding).
+ */
+export function textSearchCondition(search: string): Prisma.Sql {
+  return Prisma.sql`EXISTS (SELECT 1 FROM task_search s WHERE s.task_id = t.id AND s.document @@ task_search_query(${search}))`;
+}
+
+/**
+ * How well a task matches `search`, for `sort=relevance`: ts_rank of its weighted document
+ * (a word in the title weighs more than in the description, more than in a comment). An
+ * expression on the task row `t`; 0 for a task without a document.
+ */
+export function textSearchRank(search: string): Prisma.Sql {
+  return Prisma.sql`COALESCE((SELECT ts_rank(s.document, task_search_query(${search})) FROM task_search s WHERE s.task_id = t.id), 0)`;
+}
