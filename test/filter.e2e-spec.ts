@@ -389,4 +389,33 @@ describe('filter (decisions.md section 25)', () => {
       expect(bad.body).toMatchObject({ code: 'invalid_filter', position: 7 });
     });
   });
+
+  describe('text ~ is the search', () => {
+    let project: TestProject;
+    beforeAll(async () => {
+      project = await createProject(t, 'Filter text');
+    });
+    const found = async (filter: string) => (await project.api.get(url(filter)).expect(200)).body.tasks.map((task: TaskJson) => task.title);
+
+    it('text ~ finds a word only a live comment holds, and stops when the comment is deleted', async () => {
+      const task = await createTask(project, { title: 'Billing', description: 'monthly run' });
+      await createTask(project, { title: 'Other' });
+      const comment = (await project.api.post(`/api/v1/tasks/${task.id}/comments`, { body: 'the Invoice is wrong' }).expect(201)).body.comment;
+      expect(await found('text ~ "invoice"')).toEqual(['Billing']);
+      expect(await found('text ~ "invoice" and status = backlog')).toEqual(['Billing']);
+      expect(await found('not text ~ "invoice"')).toEqual(['Other']);
+      await project.api.delete(`/api/v1/tasks/${task.id}/comments/${comment.id}`).expect(204);
+      expect(await found('text ~ "invoice"')).toEqual([]);
+    });
+    it('text ~ takes the search grammar: prefixes and phrases', async () => {
+      await createTask(project, { title: 'Deployment of the due date' });
+      expect(await found('text ~ "deploy"')).toEqual(['Deployment of the due date']);
+      expect(await found('text ~ "\\"due date\\""')).toEqual(['Deployment of the due date']);
+      expect(await found('text ~ "!!!"')).toEqual([]);
+    });
+    it('text takes ~ only', async () => {
+      const res = await project.api.get(url('text = invoice')).expect(400);
+      expect(res.body).toMatchObject({ code: 'invalid_filter', position: 5 });
+    });
+  });
 });
