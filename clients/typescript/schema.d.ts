@@ -2653,7 +2653,7 @@ export interface operations {
          *
          *     `!=` and `not in` include tasks without the value; `<`, `<=`, `>`, `>=` never match a missing value; `not e` matches exactly the tasks `e` does not. Deeper than 16 parentheses or more than 100 conditions, a name that matches no or several rows, or anything the grammar does not take: 400 `invalid_filter` with `position`, the 0-based offset of the first character that does not fit.
          *
-         *     Examples: `status in (todo, in_progress) and priority = urgent and sprint = active`; `estimated = false and sprint is empty`; `due < today and blocked = true`; `updated >= today-7d`; `not (label = "needs review" or title ~ "wip")`.
+         *     Examples: `status in (todo, in_progress) and priority = urgent and sprint = active`; `estimated = false and sprint is empty`; `due < today and blocked = true`; `updated >= today-7d`; `not (label = bug or title ~ "wip")`.
          */
         filter?: string;
         /** @description A membershipId (a uuid, GET /api/v1/members), or `none` for tasks without assignee. */
@@ -4948,7 +4948,7 @@ export interface operations {
          *
          *     `!=` and `not in` include tasks without the value; `<`, `<=`, `>`, `>=` never match a missing value; `not e` matches exactly the tasks `e` does not. Deeper than 16 parentheses or more than 100 conditions, a name that matches no or several rows, or anything the grammar does not take: 400 `invalid_filter` with `position`, the 0-based offset of the first character that does not fit.
          *
-         *     Examples: `status in (todo, in_progress) and priority = urgent and sprint = active`; `estimated = false and sprint is empty`; `due < today and blocked = true`; `updated >= today-7d`; `not (label = "needs review" or title ~ "wip")`.
+         *     Examples: `status in (todo, in_progress) and priority = urgent and sprint = active`; `estimated = false and sprint is empty`; `due < today and blocked = true`; `updated >= today-7d`; `not (label = bug or title ~ "wip")`.
          */
         filter?: string;
         /** @description `deleted`: most recently deleted first; `relevance` (only with `search`): best match first, ties newest created first. */

@@ -244,8 +244,8 @@ export class ListTasksQueryDto extends SearchedPageQueryDto {
   @ApiPropertyOptional({
     minLength: 1,
     maxLength: 2000,
+    // Its examples are in the description: an example would fill in Try it out (openapi.e2e-spec.ts).
     description: FILTER_DESCRIPTION,
-    example: 'status in (todo, in_progress) and (priority = urgent or priority = high) and due < today+7d',
   })
   filter?: string;
 }

@@ -250,5 +250,5 @@ export const FILTER_DESCRIPTION = [
   '',
   'Examples: `status in (todo, in_progress) and priority = urgent and sprint = active`; ' +
     '`estimated = false and sprint is empty`; `due < today and blocked = true`; `updated >= today-7d`; ' +
-    '`not (label = "needs review" or title ~ "wip")`.',
+    '`not (label = bug or title ~ "wip")`.',
 ].join('\n');
