@@ -268,6 +268,8 @@ const SERVICE_ROWS = [
   { key: 'listDeep', fixedRate: 200 },
   { key: 'listRank' },
   { key: 'listRankDeep' },
+  { key: 'filterFour' },
+  { key: 'filterFour', fixedRate: 10 },
   { key: 'searchSelective' },
   { key: 'searchSelective', fixedRate: 10 },
   { key: 'searchBroad' },

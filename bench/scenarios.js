@@ -119,6 +119,20 @@ function scenarios({ bigKey, writerKey, hookedKey, closerKey, adminToken, fixtur
       steps: [() => ({ method: 'GET', path: `/api/v1/tasks?limit=50&cursor=${fixtures.cursorBeforeDeep}` })],
     },
     // Search (issue 38, decisions.md section 25): title, description and comments, exact totals.
+    // The filter language (issue 38): four conditions, one of them reading task_labels would
+    // count totals again after every change; these four read the task row, as most filters do.
+    filterFour: {
+      name: 'filter, four conditions',
+      headers: big,
+      steps: [
+        () => ({
+          method: 'GET',
+          path: `/api/v1/tasks?filter=${encodeURIComponent(
+            `status in (todo, in_progress) and priority != none and assignee = ${fixtures.assigneeId} and due < today+30d`,
+          )}`,
+        }),
+      ],
+    },
     searchSelective: {
       name: 'search, selective (a task number)',
       headers: big,

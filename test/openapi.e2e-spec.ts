@@ -378,6 +378,7 @@ describe('OpenAPI document', () => {
         'parentId',
         'q',
         'search',
+        'filter',
         'dueAfter',
         'dueBefore',
         'updatedSince',

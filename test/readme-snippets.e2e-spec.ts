@@ -65,6 +65,8 @@ const FAILURES = [400, 401, 403, 404, 415, 500, 503];
       ['docs/api.md', 'ts', 'The typed client'],
       ['docs/comments.md', 'sh', 'A walk-through'],
       ['docs/events.md', 'sh', 'The change feed'],
+      ['docs/finding-work.md', 'sh', 'Search'],
+      ['docs/finding-work.md', 'sh', 'Filter'],
       ['docs/operating.md', 'sh', 'Keys and the admin interface'],
       ['docs/planning.md', 'sh', 'From an empty project to a closed sprint'],
       ['docs/retries.md', 'sh', 'Retrying a write: `Idempotency-Key`'],

@@ -178,6 +178,13 @@ describe('statement snapshots (sql/, docs/statements.md)', () => {
     );
 
     await snap(
+      'tasks/list-filter-expression',
+      'A list filtered by an expression (decisions.md section 25): its names looked up, one statement per kind, then one condition.',
+      () =>
+        api.get(`/api/v1/tasks?limit=2&filter=${encodeURIComponent('assignee = Ada and (label = bug or priority = urgent) and not due < today')}`),
+      200,
+    );
+    await snap(
       'tasks/list-searched',
       'A searched list (decisions.md section 25): the task_search document matched, the total counted again.',
       () => api.get('/api/v1/tasks?search=bulk&limit=2'),

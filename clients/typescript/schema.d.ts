@@ -573,8 +573,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Tasks in the trash, most recently deleted first
-     * @description Tasks in the trash, most recently deleted first.
+     * Tasks in the trash, most recently deleted first, optionally filtered
+     * @description Tasks in the trash, most recently deleted first, optionally filtered.
      */
     get: operations['listTrash'];
     put?: never;
@@ -1054,6 +1054,7 @@ export interface components {
         | 'empty_body'
         | 'malformed_json'
         | 'invalid_cursor'
+        | 'invalid_filter'
         | 'invalid_date_window'
         | 'nesting_too_deep'
         | 'unauthenticated'
@@ -1097,6 +1098,11 @@ export interface components {
         | 'comments:write'
         | 'content:moderate'
         | 'attachments:write';
+      /**
+       * @description Present on 400 invalid_filter: the 0-based offset in `filter` of the first character that does not fit.
+       * @example 12
+       */
+      position?: number;
       /**
        * Format: uuid
        * @description Present on the 409 of an activation while another sprint is active: that sprint.
@@ -1894,6 +1900,7 @@ export interface components {
         | 'empty_body'
         | 'malformed_json'
         | 'invalid_cursor'
+        | 'invalid_filter'
         | 'invalid_date_window'
         | 'nesting_too_deep'
         | 'unauthenticated'
@@ -1937,6 +1944,11 @@ export interface components {
         | 'comments:write'
         | 'content:moderate'
         | 'attachments:write';
+      /**
+       * @description Present on 400 invalid_filter: the 0-based offset in `filter` of the first character that does not fit.
+       * @example 12
+       */
+      position?: number;
       /**
        * Format: uuid
        * @description Present on the 409 of an activation while another sprint is active: that sprint.
@@ -2822,7 +2834,8 @@ export interface operations {
          *     `deployment`); every word is required, `"two words"` must be adjacent in that order, `-word`
          *     excludes, `or` between two terms takes either. Punctuation is never an error: a search
          *     without any word matches nothing. Combined with every other filter (AND); with
-         *     `sort=relevance`, best match first (title over description over comments).
+         *     `sort=relevance`, best match first (title over description over comments). E.g. `sign -template`,
+         *     `"due date"`, `invoice or receipt`.
          */
         search?: string;
         /** @description Comma-separated statuses to include: backlog, planning, todo, in_progress, in_review, done, cancelled (e.g. `todo,in_progress`). */
@@ -2848,6 +2861,42 @@ export interface operations {
         estimated?: 'true' | 'false';
         /** @description updatedAt at or after this instant (ISO 8601 with Z or an offset, e.g. `2026-11-22T10:00:00.000Z`): for sync jobs. */
         updatedSince?: string;
+        /**
+         * @description A boolean expression over the task's fields (1 to 2000 characters), combined with the other filters by AND (docs/finding-work.md). Keywords and field names are case-insensitive; `and` binds tighter than `or`.
+         *
+         *     ```
+         *     expression = term { "or" term }
+         *     term       = factor { "and" factor }
+         *     factor     = "not" factor | "(" expression ")" | field test
+         *     test       = ("=" | "!=" | "<" | "<=" | ">" | ">=" | "~") value
+         *                | "in" list | "not in" list | "is empty" | "is not empty"
+         *     list       = "(" value { "," value } ")"
+         *     value      = bare-word | '"' text with \" and \\ '"'
+         *     ```
+         *
+         *     Fields (operators: values):
+         *
+         *     - `status` (=, !=, in, not in): backlog, planning, todo, in_progress, in_review, done, cancelled
+         *     - `priority` (=, !=, in, not in): urgent, high, medium, low, none
+         *     - `assignee` (=, !=, in, not in, is empty, is not empty): a membershipId or a member's exact name (case-insensitive)
+         *     - `label` (=, !=, in, not in, is empty, is not empty): a label id or name (case-insensitive); `label = X`: the task carries X among its labels
+         *     - `sprint` (=, !=, in, not in, is empty, is not empty): a sprint id or name (case-insensitive), or `active`: the active sprint
+         *     - `parent` (=, !=, in, not in, is empty, is not empty): a task id
+         *     - `due` (=, !=, in, not in, <, <=, >, >=, is empty, is not empty): a Madrid day: YYYY-MM-DD, today, today-7d, today+2w
+         *     - `estimate` (=, !=, in, not in, <, <=, >, >=, is empty, is not empty): a number of points, such as 3 or 0.5
+         *     - `created` (=, !=, in, not in, <, <=, >, >=): a Madrid day (YYYY-MM-DD, today, today-7d, today+2w): the day the instant falls on
+         *     - `updated` (=, !=, in, not in, <, <=, >, >=): a Madrid day (YYYY-MM-DD, today, today-7d, today+2w): the day the instant falls on
+         *     - `completed` (=, !=, in, not in, <, <=, >, >=, is empty, is not empty): a Madrid day (YYYY-MM-DD, today, today-7d, today+2w): the day the instant falls on
+         *     - `blocked` (=, !=): true, false
+         *     - `estimated` (=, !=): true, false
+         *     - `title` (~): text: `title ~ "login"` is a case-insensitive substring
+         *     - `text` (~): a search: `text ~ "invoice"` is the `search` parameter (title, description and live comments)
+         *
+         *     `!=` and `not in` include tasks without the value; `<`, `<=`, `>`, `>=` never match a missing value; `not e` matches exactly the tasks `e` does not. Deeper than 16 parentheses or more than 100 conditions, a name that matches no or several rows, or anything the grammar does not take: 400 `invalid_filter` with `position`, the 0-based offset of the first character that does not fit.
+         *
+         *     Examples: `status in (todo, in_progress) and priority = urgent and sprint = active`; `estimated = false and sprint is empty`; `due < today and blocked = true`; `updated >= today-7d`; `not (label = bug or title ~ "wip")`.
+         */
+        filter?: string;
         /** @description A membershipId (a uuid, GET /api/v1/members), or `none` for tasks without assignee. */
         assigneeId?: string;
         /** @description A sprint id (a uuid), or `none` for tasks without sprint. */
@@ -5682,9 +5731,46 @@ export interface operations {
          *     `deployment`); every word is required, `"two words"` must be adjacent in that order, `-word`
          *     excludes, `or` between two terms takes either. Punctuation is never an error: a search
          *     without any word matches nothing. Combined with every other filter (AND); with
-         *     `sort=relevance`, best match first (title over description over comments).
+         *     `sort=relevance`, best match first (title over description over comments). E.g. `sign -template`,
+         *     `"due date"`, `invoice or receipt`.
          */
         search?: string;
+        /**
+         * @description A boolean expression over the task's fields (1 to 2000 characters), combined with the other filters by AND (docs/finding-work.md). Keywords and field names are case-insensitive; `and` binds tighter than `or`.
+         *
+         *     ```
+         *     expression = term { "or" term }
+         *     term       = factor { "and" factor }
+         *     factor     = "not" factor | "(" expression ")" | field test
+         *     test       = ("=" | "!=" | "<" | "<=" | ">" | ">=" | "~") value
+         *                | "in" list | "not in" list | "is empty" | "is not empty"
+         *     list       = "(" value { "," value } ")"
+         *     value      = bare-word | '"' text with \" and \\ '"'
+         *     ```
+         *
+         *     Fields (operators: values):
+         *
+         *     - `status` (=, !=, in, not in): backlog, planning, todo, in_progress, in_review, done, cancelled
+         *     - `priority` (=, !=, in, not in): urgent, high, medium, low, none
+         *     - `assignee` (=, !=, in, not in, is empty, is not empty): a membershipId or a member's exact name (case-insensitive)
+         *     - `label` (=, !=, in, not in, is empty, is not empty): a label id or name (case-insensitive); `label = X`: the task carries X among its labels
+         *     - `sprint` (=, !=, in, not in, is empty, is not empty): a sprint id or name (case-insensitive), or `active`: the active sprint
+         *     - `parent` (=, !=, in, not in, is empty, is not empty): a task id
+         *     - `due` (=, !=, in, not in, <, <=, >, >=, is empty, is not empty): a Madrid day: YYYY-MM-DD, today, today-7d, today+2w
+         *     - `estimate` (=, !=, in, not in, <, <=, >, >=, is empty, is not empty): a number of points, such as 3 or 0.5
+         *     - `created` (=, !=, in, not in, <, <=, >, >=): a Madrid day (YYYY-MM-DD, today, today-7d, today+2w): the day the instant falls on
+         *     - `updated` (=, !=, in, not in, <, <=, >, >=): a Madrid day (YYYY-MM-DD, today, today-7d, today+2w): the day the instant falls on
+         *     - `completed` (=, !=, in, not in, <, <=, >, >=, is empty, is not empty): a Madrid day (YYYY-MM-DD, today, today-7d, today+2w): the day the instant falls on
+         *     - `blocked` (=, !=): true, false
+         *     - `estimated` (=, !=): true, false
+         *     - `title` (~): text: `title ~ "login"` is a case-insensitive substring
+         *     - `text` (~): a search: `text ~ "invoice"` is the `search` parameter (title, description and live comments)
+         *
+         *     `!=` and `not in` include tasks without the value; `<`, `<=`, `>`, `>=` never match a missing value; `not e` matches exactly the tasks `e` does not. Deeper than 16 parentheses or more than 100 conditions, a name that matches no or several rows, or anything the grammar does not take: 400 `invalid_filter` with `position`, the 0-based offset of the first character that does not fit.
+         *
+         *     Examples: `status in (todo, in_progress) and priority = urgent and sprint = active`; `estimated = false and sprint is empty`; `due < today and blocked = true`; `updated >= today-7d`; `not (label = bug or title ~ "wip")`.
+         */
+        filter?: string;
         /** @description `deleted`: most recently deleted first; `relevance` (only with `search`): best match first, ties newest created first. */
         sort?: 'deleted' | 'relevance';
         /** @description The `nextCursor` of the previous page. */
@@ -5710,7 +5796,30 @@ export interface operations {
         };
       };
       304: components['responses']['NotModified'];
-      400: components['responses']['UnknownParameter'];
+      /** @description An invalid filter, search, sort, limit or cursor, or an unknown query parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "type": "about:blank",
+           *       "title": "Bad Request",
+           *       "status": 400,
+           *       "detail": "colour is not a field of this request",
+           *       "code": "unknown_field",
+           *       "errors": [
+           *         {
+           *           "field": "colour",
+           *           "message": "is not a field of this request"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/problem+json': components['schemas']['ProblemDto'];
+        };
+      };
       401: components['responses']['Unauthenticated'];
       429: components['responses']['RateLimited'];
       500: components['responses']['Internal'];

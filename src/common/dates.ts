@@ -34,6 +34,18 @@ export function formatCalendarDate(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
+/** Today as a calendar day in Madrid (the contract's civil days). */
+export function madridToday(): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Madrid' }).format(new Date());
+}
+
+/** The calendar day `days` after `day` (before, when negative). */
+export function addDays(day: string, days: number): string {
+  const date = calendarDateToDate(day);
+  date.setUTCDate(date.getUTCDate() + days);
+  return formatCalendarDate(date);
+}
+
 /** SQL that writes a timestamptz `column` as the contract writes instants: UTC with milliseconds and Z. */
 export function isoTimestamp(column: string): string {
   return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

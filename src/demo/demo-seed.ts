@@ -5,6 +5,7 @@ import { ALL_PERMISSIONS } from '../auth/permissions';
 import { AttachmentsService } from '../attachments/attachments.service';
 import { CommentsService } from '../comments/comments.service';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { addDays, madridToday } from '../common/dates';
 import { DatabaseStart } from '../database/database.module';
 import { SprintsService } from '../sprints/sprints.service';
 import { DependenciesService } from '../tasks/dependencies.service';
@@ -96,7 +97,7 @@ export class DemoSeed implements OnApplicationBootstrap {
   }
 
   private async createWork(caller: Caller, ids: { ada: string; grace: string; label: Record<string, string> }): Promise<void> {
-    const today = todayInMadrid();
+    const today = madridToday();
     const task = async (title: string, fields: DemoTask = {}) =>
       (
         await this.tasks.create(caller, {
@@ -221,15 +222,4 @@ interface DemoTask {
   parentId?: string;
   description?: string;
   estimate?: number;
-}
-
-/** Today as a calendar day in Madrid (the contract's civil days). */
-function todayInMadrid(): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Madrid' }).format(new Date());
-}
-
-function addDays(day: string, days: number): string {
-  const date = new Date(`${day}T00:00:00.000Z`);
-  date.setUTCDate(date.getUTCDate() + days);
-  return date.toISOString().slice(0, 10);
 }

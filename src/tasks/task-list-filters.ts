@@ -2,6 +2,7 @@ import { Prisma } from '../generated/prisma/client';
 import { isUuid } from '../common/ids';
 import type { SearchedPageQueryDto } from '../common/pagination/page.dto';
 import type { ListTasksQueryDto } from './task.dto';
+import type { CompiledFilter } from './finding/filter-compiler';
 import { textSearchCondition } from './finding/text-search';
 
 /** Which tasks a list shows: SQL conditions on the task row `t` (TaskReader adds the project). */
@@ -16,10 +17,10 @@ export interface TaskListFilter {
 }
 
 /**
- * The list filters of GET /api/v1/tasks: live tasks only, plus every filter given. One place:
- * every filter of the contract feeds it.
+ * The list filters of GET /api/v1/tasks: live tasks only, plus every filter given, and the
+ * compiled `filter` expression (FilterCompiler). One place: every filter of the contract feeds it.
  */
-export function taskListFilter(query: ListTasksQueryDto): TaskListFilter {
+export function taskListFilter(query: ListTasksQueryDto, expression?: CompiledFilter): TaskListFilter {
   const conditions = [Prisma.sql`t.deleted_at IS NULL`];
   if (query.status !== undefined) conditions.push(oneOf('t.status', 'task_status', query.status.split(',')));
   if (query.priority !== undefined) conditions.push(oneOf('t.priority', 'task_priority', query.priority.split(',')));
@@ -39,12 +40,18 @@ export function taskListFilter(query: ListTasksQueryDto): TaskListFilter {
   if (query.updatedSince) conditions.push(Prisma.sql`t.updated_at >= ${query.updatedSince}::timestamptz`);
   if (query.estimated !== undefined)
     conditions.push(query.estimated === 'true' ? Prisma.sql`t.estimate IS NOT NULL` : Prisma.sql`t.estimate IS NULL`);
-  return searched({ conditions, rowOnly: query.labelId === undefined }, query);
+  return searched(withExpression({ conditions, rowOnly: query.labelId === undefined }, expression), query);
 }
 
-/** The trash: every task in it, or those `search` finds. */
-export function trashFilter(query: SearchedPageQueryDto): TaskListFilter {
-  return searched({ conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true }, query);
+/** The trash: every task in it, or those `search` finds and the `filter` expression selects. */
+export function trashFilter(query: SearchedPageQueryDto, expression?: CompiledFilter): TaskListFilter {
+  return searched(withExpression({ conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true }, expression), query);
+}
+
+/** The compiled `filter` expression (FilterCompiler) joins the conditions; it may read more than the task row. */
+function withExpression(filter: TaskListFilter, expression: CompiledFilter | undefined): TaskListFilter {
+  if (!expression) return filter;
+  return { conditions: [...filter.conditions, expression.condition], rowOnly: filter.rowOnly && expression.rowOnly };
 }
 
 /** A search reads the task's words (task_search), not the task row alone: its totals are counted again. */
@@ -68,6 +75,6 @@ function reference(column: string, value: string): Prisma.Sql {
 }
 
 /** `%`, `_` and `\` in a search are literal characters, not patterns (backslash is ILIKE's escape). */
-function escapeLikePattern(text: string): string {
+export function escapeLikePattern(text: string): string {
   return text.replace(/[\\%_]/g, (character) => `\\${character}`);
 }

@@ -68,6 +68,9 @@ function buildTaskJson(view: View): Prisma.Sql {
 // Built once, at start.
 const TASK_JSON: Record<View, Prisma.Sql> = { list: buildTaskJson('list'), detail: buildTaskJson('detail'), trash: buildTaskJson('trash') };
 
+/** A dependency's blocker (`blocker`) still blocks: live and not finished. The filter's `blocked` reads it too. */
+export const OPEN_BLOCKER = "blocker.deleted_at IS NULL AND blocker.status NOT IN ('done', 'cancelled')";
+
 /**
  * What a task's JSON reads besides the task itself, found once for all the tasks shown, walking
  * from them by index: their labels, and which of them wait for an unfinished live blocker. To
@@ -85,7 +88,7 @@ export const TASK_VIEW_CTES: readonly Cte[] = [
   cte('shown_blocked', { materialized: true })`
     SELECT DISTINCT d.task_id
       FROM shown JOIN task_dependencies d ON d.task_id = shown.id JOIN tasks blocker ON blocker.id = d.blocked_by_id
-     WHERE blocker.deleted_at IS NULL AND blocker.status NOT IN ('done', 'cancelled')`,
+     WHERE ${Prisma.raw(OPEN_BLOCKER)}`,
 ];
 
 /** The rows of a task's JSON, joined to `FROM shown t`. */

@@ -13,6 +13,7 @@ import {
   ReadOnlyField,
 } from '../common/validation/validators';
 import { LabelDto, MemberDto } from '../projects/project-resources.dto';
+import { FILTER_DESCRIPTION } from './finding/filter-fields';
 import {
   SPRINT_STATUSES,
   TASK_FIELDS,
@@ -236,6 +237,17 @@ export class ListTasksQueryDto extends SearchedPageQueryDto {
   @IsInstant()
   @ApiPropertyOptional({ type: String, format: 'date-time' })
   updatedSince?: string;
+
+  @IsOptional()
+  @IsString()
+  @IsText(1, 2000)
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 2000,
+    // Its examples are in the description: an example would fill in Try it out (openapi.e2e-spec.ts).
+    description: FILTER_DESCRIPTION,
+  })
+  filter?: string;
 }
 
 /**

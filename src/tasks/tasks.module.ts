@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DependenciesController } from './dependencies.controller';
 import { DependenciesService } from './dependencies.service';
+import { FilterCompiler } from './finding/filter-compiler';
 import { TaskReader } from './task-reader.service';
 import { TaskListCache } from './task-list-cache';
 import { TaskListDeltas } from './task-list-deltas.service';
@@ -10,8 +11,8 @@ import { TasksService } from './tasks.service';
 
 @Module({
   controllers: [TasksController, DependenciesController],
-  providers: [TaskOrderService, TasksService, DependenciesService, TaskReader, TaskListCache, TaskListDeltas],
+  providers: [FilterCompiler, TaskOrderService, TasksService, DependenciesService, TaskReader, TaskListCache, TaskListDeltas],
   // TasksService, DependenciesService and TaskOrderService: the demo seed writes through them (src/demo).
-  exports: [TaskReader, TasksService, DependenciesService, TaskOrderService],
+  exports: [FilterCompiler, TaskReader, TasksService, DependenciesService, TaskOrderService],
 })
 export class TasksModule {}

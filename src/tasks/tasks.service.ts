@@ -11,6 +11,7 @@ import { sentFields, withDefaults } from '../common/fields/fields';
 import { lockTasks } from '../changes/locks';
 import { FINISHED_STATUSES, NO_TASK_FIELDS, PatchableTaskFields, TASK_FIELDS, TASK_SQL, TASK_WRITABLE, TaskFields, TaskStatus } from './task-fields';
 import { taskListFilter } from './task-list-filters';
+import { FilterCompiler } from './finding/filter-compiler';
 import { TaskReader } from './task-reader.service';
 import { createdRank } from './task-ranks';
 import { assertReferences, FieldName, labelSet, referenceLocks } from './task-references';
@@ -32,12 +33,14 @@ export class TasksService {
     private readonly prisma: PrismaService,
     private readonly reader: TaskReader,
     private readonly changes: ChangeLog,
+    private readonly filters: FilterCompiler,
   ) {}
 
-  list(caller: Caller, query: ListTasksQueryDto): Promise<JsonText<TaskListDto>> {
+  async list(caller: Caller, query: ListTasksQueryDto): Promise<JsonText<TaskListDto>> {
+    const expression = await this.filters.compile(caller.projectId, query.filter);
     const sort = query.sort ?? 'created';
     const order = sort === 'relevance' ? { relevanceTo: query.search ?? '', list: 'tasks' as const } : sort;
-    return this.reader.list(caller.projectId, taskListFilter(query), order, query);
+    return this.reader.list(caller.projectId, taskListFilter(query, expression), order, query);
   }
 
   async get(caller: Caller, taskId: string): Promise<TaskResponseDto> {

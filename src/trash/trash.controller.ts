@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuthenticated, CurrentCaller, RequirePermission } from '../auth/auth.decorators';
 import type { Caller } from '../auth/caller';
 import { ProblemDto } from '../common/errors/problem.dto';
@@ -14,10 +14,11 @@ import { TrashService } from './trash.service';
 export class TrashController {
   constructor(private readonly trash: TrashService) {}
 
-  /** Tasks in the trash, most recently deleted first. */
+  /** Tasks in the trash, most recently deleted first, optionally filtered. */
   @Get()
   @Header('Content-Type', JSON_CONTENT_TYPE)
   @ApiOkResponse({ type: TrashListDto })
+  @ApiBadRequestResponse({ description: 'An invalid filter, search, sort, limit or cursor, or an unknown query parameter', type: ProblemDto })
   listTrash(@CurrentCaller() caller: Caller, @Query() query: TrashListQueryDto): Promise<JsonText<TrashListDto>> {
     return this.trash.list(caller, query);
   }

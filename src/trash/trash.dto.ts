@@ -1,14 +1,14 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType, PickType } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { SearchedPageQueryDto } from '../common/pagination/page.dto';
 import { OnlyWith } from '../common/validation/validators';
 import type { SameKeys, ShownField } from '../common/fields/fields';
 import type { TASK_FIELDS } from '../tasks/task-fields';
-import { TaskDto } from '../tasks/task.dto';
+import { ListTasksQueryDto, TaskDto } from '../tasks/task.dto';
 import type { ShownRelation } from '../tasks/task-view.sql';
 
-/** The trash's query: a page, `search`, and its order. */
-export class TrashListQueryDto extends SearchedPageQueryDto {
+/** The trash's query: a page, `search`, the task list's `filter` expression, and its order. */
+export class TrashListQueryDto extends IntersectionType(SearchedPageQueryDto, PickType(ListTasksQueryDto, ['filter'] as const)) {
   /** `deleted`: most recently deleted first; `relevance` (only with `search`): best match first, ties newest created first. */
   @IsOptional()
   @IsIn(['deleted', 'relevance'], { message: 'must be deleted or relevance' })

@@ -10,6 +10,7 @@ import { ChangeLog } from '../changes/change-log.service';
 import { CHANGE_TIME } from '../changes/change';
 import { lockSprints, lockTasks } from '../changes/locks';
 import { trashFilter } from '../tasks/task-list-filters';
+import { FilterCompiler } from '../tasks/finding/filter-compiler';
 import { TaskReader } from '../tasks/task-reader.service';
 import type { TaskDetailDto, TaskResponseDto } from '../tasks/task.dto';
 import type { TrashListDto, TrashListQueryDto } from './trash.dto';
@@ -21,12 +22,14 @@ export class TrashService {
     private readonly reader: TaskReader,
     private readonly changes: ChangeLog,
     private readonly attachmentBytes: AttachmentBytes,
+    private readonly filters: FilterCompiler,
   ) {}
 
-  /** The project's trash, most recently deleted first, paginated like the task list. */
-  list(caller: Caller, query: TrashListQueryDto): Promise<JsonText<TrashListDto>> {
+  /** The project's trash, most recently deleted first, paginated, searched and filtered like the task list. */
+  async list(caller: Caller, query: TrashListQueryDto): Promise<JsonText<TrashListDto>> {
+    const expression = await this.filters.compile(caller.projectId, query.filter);
     const order = query.sort === 'relevance' ? { relevanceTo: query.search ?? '', list: 'trash' as const } : 'deleted';
-    return this.reader.list(caller.projectId, trashFilter(query), order, query);
+    return this.reader.list(caller.projectId, trashFilter(query, expression), order, query);
   }
 
   /**

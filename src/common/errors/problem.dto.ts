@@ -29,6 +29,9 @@ export class ProblemDto {
   requiredPermission?: string;
   /** Present (true) on the 404 of a live-task endpoint when the task is in the trash: POST /api/v1/trash/{taskId}/restore brings it back. */
   inTrash?: boolean;
+  /** Present on 400 invalid_filter: the 0-based offset in `filter` of the first character that does not fit. */
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, example: 12 })
+  position?: number;
   /** Present on the 409 of an activation while another sprint is active: that sprint. */
   @ApiPropertyOptional({ format: 'uuid' })
   activeSprintId?: string;

@@ -8,6 +8,7 @@ export const PROBLEM_CODES = [
   'empty_body',
   'malformed_json',
   'invalid_cursor',
+  'invalid_filter',
   'invalid_date_window',
   'nesting_too_deep',
   'unauthenticated',

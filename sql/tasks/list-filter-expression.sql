@@ -1,0 +1,312 @@
+-- GET /api/v1/tasks?limit=2&filter=assignee%20%3D%20Ada%20and%20(label%20%3D%20bug%20or%20priority%20%3D%20urgent)%20and%20not%20due%20%3C%20today
+-- A list filtered by an expression (decisions.md section 25): its names looked up, one statement per kind, then one condition.
+-- After the key look-up (sql/every-request.sql).
+-- Written by `npm run sql:snapshot` (test/statement-snapshots.e2e-spec.ts), do not edit: the statements the
+-- request sends on the database driver, in order, formatted, with their parameters as $1, $2...
+
+-- A statement (PrismaService.sql):
+-- 1.
+SELECT
+  v.text,
+  r.id::text AS id,
+  r.id::text = v.text AS by_id,
+  false AS active
+FROM
+  unnest($1::text[]) AS v (text)
+  JOIN memberships r ON r.project_id = $2::uuid
+  AND (
+    r.id::text = v.text
+    OR lower(r.name) = lower(v.text)
+  );
+
+-- A statement (PrismaService.sql):
+-- 2.
+SELECT
+  v.text,
+  r.id::text AS id,
+  r.id::text = v.text AS by_id,
+  false AS active
+FROM
+  unnest($1::text[]) AS v (text)
+  JOIN labels r ON r.project_id = $2::uuid
+  AND (
+    r.id::text = v.text
+    OR lower(r.name) = lower(v.text)
+  );
+
+-- A prepared statement (PrismaService.preparedSql):
+-- 3.
+SELECT
+  COALESCE(
+    (
+      SELECT
+        v.version
+      FROM
+        task_list_versions v
+      WHERE
+        v.project_id = $1::uuid
+    ),
+    0
+  )::text AS version;
+
+-- A statement (PrismaService.sql):
+-- 4.
+WITH
+  shown AS MATERIALIZED (
+    SELECT
+      t.*,
+      json_build_array(to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), t.id)::text AS cursor_at,
+      row_number() OVER (
+        ORDER BY
+          t.created_at DESC,
+          t.id DESC
+      ) AS position
+    FROM
+      (
+        SELECT
+          t.*
+        FROM
+          tasks t
+        WHERE
+          t.project_id = $1::uuid
+          AND t.deleted_at IS NULL
+          AND (
+            COALESCE(t.assignee_id = $2::uuid, false)
+            AND (
+              (
+                EXISTS (
+                  SELECT
+                    1
+                  FROM
+                    task_labels tl
+                  WHERE
+                    tl.task_id = t.id
+                    AND tl.label_id IN ($3::uuid)
+                )
+              )
+              OR (t.priority = $4::task_priority)
+            )
+            AND NOT COALESCE(t.due_date < $5::date, false)
+          )
+        ORDER BY
+          t.created_at DESC,
+          t.id DESC
+        LIMIT
+          $6
+      ) t
+  ),
+  shown_labels AS MATERIALIZED (
+    SELECT
+      tl.task_id,
+      json_agg(
+        json_build_object('id', l.id, 'name', l.name, 'color', l.color)
+        ORDER BY
+          l.name,
+          l.id
+      ) AS labels
+    FROM
+      shown
+      JOIN task_labels tl ON tl.task_id = shown.id
+      JOIN labels l ON l.id = tl.label_id
+    GROUP BY
+      tl.task_id
+  ),
+  shown_blocked AS MATERIALIZED (
+    SELECT DISTINCT
+      d.task_id
+    FROM
+      shown
+      JOIN task_dependencies d ON d.task_id = shown.id
+      JOIN tasks blocker ON blocker.id = d.blocked_by_id
+    WHERE
+      blocker.deleted_at IS NULL
+      AND blocker.status NOT IN ('done', 'cancelled')
+  ),
+  version AS (
+    SELECT
+      COALESCE(v.version, 0) AS version,
+      COALESCE(v.deltas_from, 0) AS deltas_from
+    FROM
+      (
+        SELECT
+          1
+      ) one
+      LEFT JOIN task_list_versions v ON v.project_id = $7::uuid
+  )
+SELECT
+  version.version::text AS version,
+  CASE
+    WHEN version.version = $8::bigint THEN $9::int
+    WHEN $10
+    AND $11::bigint >= version.deltas_from
+    AND version.version - $12::bigint <= $13 THEN $14::int + (
+      SELECT
+        COALESCE(
+          sum(
+            (
+              SELECT
+                count(*)
+              FROM
+                jsonb_populate_record(NULL::tasks, d.new_row) t
+              WHERE
+                t.project_id = $15::uuid
+                AND t.deleted_at IS NULL
+                AND (
+                  COALESCE(t.assignee_id = $16::uuid, false)
+                  AND (
+                    (
+                      EXISTS (
+                        SELECT
+                          1
+                        FROM
+                          task_labels tl
+                        WHERE
+                          tl.task_id = t.id
+                          AND tl.label_id IN ($17::uuid)
+                      )
+                    )
+                    OR (t.priority = $18::task_priority)
+                  )
+                  AND NOT COALESCE(t.due_date < $19::date, false)
+                )
+            ) - (
+              SELECT
+                count(*)
+              FROM
+                jsonb_populate_record(NULL::tasks, d.old_row) t
+              WHERE
+                t.project_id = $20::uuid
+                AND t.deleted_at IS NULL
+                AND (
+                  COALESCE(t.assignee_id = $21::uuid, false)
+                  AND (
+                    (
+                      EXISTS (
+                        SELECT
+                          1
+                        FROM
+                          task_labels tl
+                        WHERE
+                          tl.task_id = t.id
+                          AND tl.label_id IN ($22::uuid)
+                      )
+                    )
+                    OR (t.priority = $23::task_priority)
+                  )
+                  AND NOT COALESCE(t.due_date < $24::date, false)
+                )
+            )
+          ),
+          0
+        )::int
+      FROM
+        task_list_deltas d
+      WHERE
+        d.project_id = $25::uuid
+        AND d.version > $26::bigint
+    )
+    ELSE (
+      SELECT
+        count(*)::int
+      FROM
+        tasks t
+      WHERE
+        t.project_id = $27::uuid
+        AND t.deleted_at IS NULL
+        AND (
+          COALESCE(t.assignee_id = $28::uuid, false)
+          AND (
+            (
+              EXISTS (
+                SELECT
+                  1
+                FROM
+                  task_labels tl
+                WHERE
+                  tl.task_id = t.id
+                  AND tl.label_id IN ($29::uuid)
+              )
+            )
+            OR (t.priority = $30::task_priority)
+          )
+          AND NOT COALESCE(t.due_date < $31::date, false)
+        )
+    )
+  END AS total,
+  (
+    SELECT
+      COALESCE(
+        json_agg(
+          json_build_object(
+            'id',
+            t.id,
+            'projectId',
+            t.project_id,
+            'title',
+            t.title,
+            'status',
+            t.status::text,
+            'priority',
+            t.priority::text,
+            'parentId',
+            t.parent_id::text,
+            'dueDate',
+            to_char(t.due_date, 'YYYY-MM-DD'),
+            'completedAt',
+            to_char(t.completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+            'createdAt',
+            to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+            'updatedAt',
+            to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+            'estimate',
+            t.estimate::float8,
+            'rank',
+            t.rank,
+            'assignee',
+            CASE
+              WHEN a.id IS NULL THEN NULL
+              ELSE json_build_object('membershipId', a.id, 'name', a.name)
+            END,
+            'labels',
+            COALESCE(task_labels.labels, '[]'::json),
+            'sprint',
+            CASE
+              WHEN s.id IS NULL THEN NULL
+              ELSE json_build_object('id', s.id, 'name', s.name, 'status', s.status)
+            END,
+            'blocked',
+            blocked.task_id IS NOT NULL
+          )
+          ORDER BY
+            t.position
+        ),
+        '[]'::json
+      )::text
+    FROM
+      shown t
+      LEFT JOIN memberships a ON a.id = t.assignee_id
+      LEFT JOIN sprints s ON s.id = t.sprint_id
+      LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
+      LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
+    WHERE
+      t.position <= $32
+  ) AS tasks,
+  next.cursor_at AS next
+FROM
+  version
+  LEFT JOIN (
+    SELECT
+      t.cursor_at
+    FROM
+      shown t
+    WHERE
+      t.position = $33
+      AND EXISTS (
+        SELECT
+          1
+        FROM
+          shown
+        WHERE
+          shown.position > $34
+      )
+  ) next ON true;
