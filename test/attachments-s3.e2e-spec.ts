@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { S3AttachmentStore } from '../src/attachments/storage/s3-store';
-import { upload } from './support/attachment-rules';
+import { attachmentRules, upload } from './support/attachment-rules';
 import { createProject, createTask } from './support/fixtures';
 import { useS3Server } from './support/s3-server';
 import { engine, useTestApp } from './support/test-app';
@@ -11,10 +11,7 @@ import { engine, useTestApp } from './support/test-app';
   jest.setTimeout(5 * 60_000);
   const s3 = useS3Server();
 
-  // attachmentRules(s3.config) belongs here: on s3rver 51 of its 53 rules pass, and two need the
-  // suite adapted first (the report of branch s3-39): the restart rule waits for a tmp/ object
-  // that S3 shows only once an upload completes, and the slow-413 rule's answer is lost to the
-  // connection reset that follows it (the server logs its 413).
+  describe('every rule of section 24', () => attachmentRules(s3.config));
 
   describe('the bytes are in the bucket', () => {
     const t = useTestApp(s3.config);

@@ -98,6 +98,12 @@ describe('examples/mirror.ts: a project mirrored from the lists and the event st
     // Each live task's comments, tombstones included, as its comment list shows them.
     for (const id of Object.keys(tasks))
       expect({ id, comments: mirror.view.comments[id] }).toEqual({ id, comments: await all(project, `/api/v1/tasks/${id}/comments`, 'comments') });
+    // Each live task's attachments, as its attachment list shows them, without the expiring download links.
+    for (const id of Object.keys(tasks)) {
+      const listed = (await project.api.get(`/api/v1/tasks/${id}/attachments`).expect(200)).body.attachments as Json[];
+      const metadata = listed.map(({ downloadUrl: _url, downloadUrlExpiresAt: _expires, ...rest }) => rest);
+      expect({ id, attachments: mirror.view.attachments[id] ?? [] }).toEqual({ id, attachments: metadata });
+    }
     expect(byId(Object.values(mirror.sprints))).toEqual(byId((await project.api.get('/api/v1/sprints').expect(200)).body.sprints));
     expect(byId(Object.values(mirror.labels))).toEqual(byId((await project.api.get('/api/v1/labels').expect(200)).body.labels));
     expect(Object.values(mirror.members)).toEqual(expect.arrayContaining((await project.api.get('/api/v1/members').expect(200)).body.members));
@@ -147,6 +153,18 @@ describe('examples/mirror.ts: a project mirrored from the lists and the event st
     const last = await say(created[1].id, 'Its only reply', gone.id);
     await project.api.delete(`${comments(created[1].id)}/${gone.id}`).expect(204);
     await project.api.delete(`${comments(created[1].id)}/${last.id}`).expect(204);
+    // Attachments: one kept, one deleted, one that goes to the trash and back with created[0].
+    const attach = async (taskId: string, name: string): Promise<Json> =>
+      (
+        await project.api
+          .post(`/api/v1/tasks/${taskId}/attachments`)
+          .attach('file', Buffer.from(`${name} ${round}\n`), name)
+          .expect(201)
+      ).body.attachment;
+    await attach(created[0].id, 'log.txt');
+    const dropped = await attach(created[1].id, 'old.txt');
+    await attach(created[1].id, 'spec.txt');
+    await project.api.delete(`/api/v1/tasks/${created[1].id}/attachments/${dropped.id}`).expect(204);
     await say(created[3].id, 'Purged with its task');
     await say(subtask.id, `On the subtask, <@${ada.membershipId}>`);
     await project.api.delete(`/api/v1/tasks/${created[3].id}`).expect(204);
@@ -223,11 +241,12 @@ describe('examples/mirror.ts: a project mirrored from the lists and the event st
     view = await mirrorAt(file, await lastSequence(project), mirror.stderr);
     t.app.getHttpServer().off('request', record);
     // No load from the lists this time: one stream request, after the last event it had, and the
-    // comments of the tasks that came back from the trash meanwhile (no event brings them).
+    // comments and attachments of the tasks that came back from the trash meanwhile (no event brings them).
     const restored = tasks.slice(-5)[0].id;
     expect(requests.filter((line) => !/^GET \/api\/v1\/events( |$)/.test(line))).toEqual([
       `GET /api/v1/events/stream ${stoppedAt}`,
       `GET /api/v1/tasks/${restored}/comments`,
+      `GET /api/v1/tasks/${restored}/attachments`,
     ]);
     expect(Number(view.lastEventId)).toBeGreaterThan(stoppedAt);
     await expectEqualToTheLists(project, view);

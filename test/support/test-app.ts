@@ -1,11 +1,12 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { appendFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import type { DestinationStream } from 'pino';
 import request, { type Test } from 'supertest';
 import { createApp } from '../../src/app.factory';
-import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { AppConfig, defaultAttachmentsDir, loadConfig } from '../../src/config/app-config';
 import { PrismaService } from '../../src/database/prisma.service';
 import { ANSWER_ID_HEADER, AnswerChecker, OpenApiContract } from './openapi-contract';
 import { ADMIN_TOKEN, createTestDatabase, engine, type TestDatabase } from './test-database';
@@ -43,6 +44,8 @@ export async function startTestApp(
     port: 0,
     databaseUrl: database.url,
     dataDir: 'memory://',
+    // A directory of its own (not ./data/attachments): files run at once, and each sweeps its store.
+    attachmentsDir: defaultAttachmentsDir('memory://'),
     adminToken: ADMIN_TOKEN,
     rateLimitPerMinute: 1_000_000,
     redisUrl: null,
@@ -65,6 +68,7 @@ export async function startTestApp(
     close: async () => {
       await app.close();
       await database!.drop();
+      if (overrides.attachmentsDir === undefined) await rm(config.attachmentsDir, { recursive: true, force: true });
       reportCheckedAnswers(answers);
       if (answers.unclaimedFailures.length) {
         throw new Error(`Answers to requests made outside t.http break /docs/openapi.json:\n  ${answers.unclaimedFailures.join('\n  ')}`);
