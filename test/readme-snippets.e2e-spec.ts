@@ -63,6 +63,8 @@ const FAILURES = [400, 401, 403, 404, 415, 500, 503];
     expect(blocks.map((block) => [block.file, block.language, block.heading])).toEqual([
       ['README.md', 'sh', 'A first walk-through'],
       ['docs/api.md', 'ts', 'The typed client'],
+      ['docs/attachments.md', 'sh', 'Uploading'],
+      ['docs/attachments.md', 'sh', 'Downloading'],
       ['docs/comments.md', 'sh', 'A walk-through'],
       ['docs/events.md', 'sh', 'The change feed'],
       ['docs/finding-work.md', 'sh', 'Search'],
