@@ -144,6 +144,7 @@ describe('migrator', () => {
     }
   });
 
+  // Its Prisma CLI runs take about 40 s each on a loaded machine: past Jest's 60 s, hence 240 s.
   it('builds the schema that prisma/schema.prisma describes, plus the hand-written migrations', async () => {
     // What Prisma makes of schema.prisma from nothing, then every migration of what it cannot say:
     // hand-written ones, and the field rules `npm run db:migration` writes.
@@ -169,7 +170,7 @@ describe('migrator', () => {
       await expected.close();
       await migrated.close();
     }
-  });
+  }, 240_000);
 
   (engine === 'pglite' ? it : it.skip)('leaves a migration history that the Prisma CLI reads as its own (PGlite on disk)', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'pglite-'));
