@@ -6,6 +6,7 @@ import { ATTACHMENT_STORE, type AttachmentStore } from '../../src/attachments/st
 import type { AppConfig } from '../../src/config/app-config';
 import { createProject, createTask, ISO_TIMESTAMP, NO_SUCH_ID, type KeyClient, type TestProject, useProject } from './fixtures';
 import { atOnce, describeRaces, listen, type Answer } from './races';
+import { waitUntil } from './webhook-receiver';
 import { startTestApp, useTestApp, type TestApp } from './test-app';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -42,15 +43,6 @@ async function storedKeys(t: TestApp): Promise<string[]> {
 }
 
 const bytesKeyOf = (projectId: string, attachment: Json) => `${projectId}/${attachment.sha256}`;
-
-/** Until `check` holds (removals run after the commit). */
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`never: ${what}`);
-}
 
 /** Sends a raw HTTP request and reads its answer as it comes, `body` written by `send`. */
 function rawRequest(
@@ -446,12 +438,12 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
       const purged = await attach(task.id, Buffer.from(`purge me ${own.id}`), 'p.txt', own.api);
       expect(await storedKeys(t)).toEqual(expect.arrayContaining([bytesKeyOf(own.id, deleted), bytesKeyOf(own.id, purged)]));
       await own.api.delete(one(task.id, deleted.id)).expect(204);
-      await eventually(async () => !(await storedKeys(t)).includes(bytesKeyOf(own.id, deleted)), 'the deleted attachment’s bytes gone');
+      await waitUntil(async () => !(await storedKeys(t)).includes(bytesKeyOf(own.id, deleted)), 5000, 'the deleted attachment’s bytes gone');
       await own.api.delete(`/api/v1/tasks/${task.id}`).expect(204);
       await t.app.get(AttachmentBytes).settled();
       expect(await storedKeys(t)).toContain(bytesKeyOf(own.id, purged));
       await own.api.delete(`/api/v1/trash/${task.id}`).expect(204);
-      await eventually(async () => !(await storedKeys(t)).includes(bytesKeyOf(own.id, purged)), 'the purged attachment’s bytes gone');
+      await waitUntil(async () => !(await storedKeys(t)).includes(bytesKeyOf(own.id, purged)), 5000, 'the purged attachment’s bytes gone');
     });
 
     it('the same bytes twice are stored once, and deleting one never deletes what the other still uses', async () => {
@@ -473,7 +465,7 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
         .expect(200);
       expect(Buffer.from(res.body as Buffer).equals(bytes)).toBe(true);
       await own.api.delete(one(b.id, second.id)).expect(204);
-      await eventually(async () => !(await storedKeys(t)).includes(bytesKeyOf(own.id, first)), 'the last one’s bytes gone');
+      await waitUntil(async () => !(await storedKeys(t)).includes(bytesKeyOf(own.id, first)), 5000, 'the last one’s bytes gone');
     });
 
     it('the sweeper removes bytes without a row once older than an hour, and leaves fresh ones and those in use', async () => {
@@ -521,7 +513,7 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
       const res = await upload(own.api, task.id, Buffer.alloc(1001, 'c'), 'c.txt').expect(413);
       expect(res.body).toMatchObject({ code: 'attachment_too_large', limit: 1000 });
       expect((await own.api.get(attachmentsOf(task.id)).expect(200)).body.attachments).toHaveLength(2);
-      await eventually(async () => (await storedKeys(small)).filter((key) => key.startsWith('tmp/')).length === 0, 'no temporary object left');
+      await waitUntil(async () => (await storedKeys(small)).filter((key) => key.startsWith('tmp/')).length === 0, 5000, 'no temporary object left');
     });
 
     it('the quota counts live and trashed attachments: 413 storage_quota_exceeded with limit and used', async () => {
@@ -568,7 +560,7 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
       expect(result.answer).toContain('attachment_too_large');
       expect(result.sentBeforeAnswer).toBeLessThan(total / 4);
       expect((await own.api.get(attachmentsOf(task.id)).expect(200)).body.attachments).toEqual([]);
-      await eventually(async () => (await storedKeys(small)).filter((key) => key.startsWith('tmp/')).length === 0, 'no temporary object left');
+      await waitUntil(async () => (await storedKeys(small)).filter((key) => key.startsWith('tmp/')).length === 0, 5000, 'no temporary object left');
     });
   });
 
@@ -591,7 +583,7 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
       });
       // A directory shows the upload's tmp/ file at once; S3 shows an object only once its upload completes.
       if (overrides.s3Bucket) await new Promise((resolve) => setTimeout(resolve, 1000));
-      else await eventually(async () => (await storedKeys(first)).some((key) => key.startsWith('tmp/')), 'the upload under way');
+      else await waitUntil(async () => (await storedKeys(first)).some((key) => key.startsWith('tmp/')), 5000, 'the upload under way');
       expect(await first.prisma.attachment.count()).toBe(0);
       const httpServer = first.app.getHttpServer();
       httpServer.closeAllConnections();
