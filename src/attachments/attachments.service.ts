@@ -23,7 +23,7 @@ import { serveContent } from './content-answer';
 import { DownloadLinks } from './download-links';
 import { UploadInspector } from './content-type';
 import { ATTACHMENT_STORE, type AttachmentStore } from './storage/attachment-store';
-import { isMultipart, notMultipart, quotaExceeded, receiveUpload, type ReceivedUpload } from './upload-reader';
+import { dropRestOfBody, isMultipart, notMultipart, quotaExceeded, receiveUpload, type ReceivedUpload } from './upload-reader';
 
 const RFC_4122_VARIANT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -127,11 +127,11 @@ export class AttachmentsService {
         SELECT EXISTS (SELECT FROM task) AS found, ${usedBytes(projectId)} AS used`),
     );
     if (!state.found) {
-      res.setHeader('Connection', 'close');
+      dropRestOfBody(req, res);
       throw await liveTaskNotFound(this.prisma.sql, projectId, taskId);
     }
     if (!isMultipart(req)) {
-      res.setHeader('Connection', 'close');
+      dropRestOfBody(req, res);
       throw notMultipart();
     }
     const used = Number(state.used);

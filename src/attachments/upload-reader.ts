@@ -70,8 +70,8 @@ export function quotaExceeded(quota: { limit: number; used: number }): Problem {
  * busboy, the `file` part streamed through an UploadInspector (size, SHA-256, magic numbers)
  * into a temporary object of `store`, never held whole. A problem found on the way (a part
  * other than `file` and `name`, the size limit passed, the quota passed) is answered at once:
- * the rest of the body is not read (the connection closes after the answer) and what was
- * written is removed.
+ * the rest of the body is dropped (the connection closes if much is still coming) and what
+ * was written is removed.
  */
 export function receiveUpload(req: Request, res: Response, store: AttachmentStore, limits: UploadLimits): Promise<ReceivedUpload> {
   return new Promise<ReceivedUpload>((resolve, reject) => {
@@ -176,22 +176,44 @@ function settledWithin(work: Promise<unknown> | undefined, ms: number): Promise<
   });
 }
 
-/** How long a connection whose body was left unread stays open after its answer, so that the client reads the answer. */
+/** How long a refused upload's remaining body is read and dropped after the answer, at most; then the connection is closed. */
 const LINGER_MS = 2000;
+/** How many bytes of a refused upload's remaining body are read and dropped, at most; then the connection is closed. */
+const DRAIN_BYTES = 1024 * 1024;
 
 /**
- * Leaves the rest of the body unread (decisions.md section 24: a 413 as soon as the limit is
- * passed). The connection cannot serve another request, so it is closed, but only a moment after
- * the answer: closing a socket with unread data sends a reset, which can make the client lose
- * the answer it has not read yet (seen with a slow upload on PostgreSQL's test run).
+ * For an answer sent before the body's end (decisions.md section 24: a 413 as soon as the limit is
+ * passed; a 404 or 415 before reading). Once the answer is sent, what the client still sends is
+ * read and dropped, up to DRAIN_BYTES or LINGER_MS, and only past those is the connection closed:
+ * closing a socket with unread data sends a reset, which can make the client lose the answer it
+ * has not read yet (seen on a loaded test machine). A small body thus ends cleanly and its
+ * connection stays usable.
  */
-function stopReading(req: Request, res: Response, parser: busboy.Busboy): void {
-  req.unpipe(parser);
-  req.pause();
-  res.once('finish', () => setTimeout(() => req.socket.destroy(), LINGER_MS).unref());
+export function dropRestOfBody(req: Request, res: Response): void {
+  res.once('finish', () => {
+    if (req.complete) return;
+    let drained = 0;
+    const close = () => req.socket.destroy();
+    const timer = setTimeout(close, LINGER_MS).unref();
+    req.on('data', (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > DRAIN_BYTES) {
+        clearTimeout(timer);
+        close();
+      }
+    });
+    req.once('end', () => clearTimeout(timer));
+    req.resume();
+  });
   res.once('close', () => {
     if (!res.writableFinished) req.socket.destroy();
   });
+}
+
+function stopReading(req: Request, res: Response, parser: busboy.Busboy): void {
+  req.unpipe(parser);
+  req.pause();
+  dropRestOfBody(req, res);
 }
 
 function unknownPart(field: string): Problem {

@@ -1,4 +1,5 @@
 import { readdir } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { AttachmentBytes } from '../../src/attachments/attachment-bytes.service';
 import { DownloadLinks } from '../../src/attachments/download-links';
@@ -43,6 +44,28 @@ async function storedKeys(t: TestApp): Promise<string[]> {
 }
 
 const bytesKeyOf = (projectId: string, attachment: Json) => `${projectId}/${attachment.sha256}`;
+
+/** A request through `agent` (node:http, so that the connection it used can be told): status, and whether the connection was reused. */
+async function fetchThrough(
+  agent: Agent,
+  url: string,
+  method: string,
+  key: string,
+  form?: FormData,
+): Promise<{ status: number; reusedSocket: boolean }> {
+  const encoded = form ? new Response(form) : undefined;
+  const body = encoded ? Buffer.from(await encoded.arrayBuffer()) : undefined;
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  if (encoded && body) Object.assign(headers, { 'content-type': encoded.headers.get('content-type')!, 'content-length': String(body.length) });
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, method, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, reusedSocket: req.reusedSocket }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 /** Sends a raw HTTP request and reads its answer as it comes, `body` written by `send`. */
 function rawRequest(
@@ -534,6 +557,28 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
       const task = await createTask(own);
       for (let i = 0; i < 100; i++) await upload(own.api, task.id, Buffer.from(`${i}`), `${i}.txt`).expect(201);
       expect((await upload(own.api, task.id, Buffer.from('101'), '101.txt').expect(409)).body.code).toBe('conflict');
+    });
+
+    it('a refused upload leaves its connection usable: the client reads the 413, and its next request on the same connection is answered', async () => {
+      const own = await createProject(small, 'Keep-alive');
+      const task = await createTask(own);
+      const baseUrl = await listen(small);
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const send = (path: string, method: string, body?: FormData) => fetchThrough(agent, `${baseUrl}${path}`, method, own.key, body);
+      try {
+        // The second round waits past the moment a connection with an unread body used to be cut.
+        for (const pause of [0, 2500]) {
+          const form = new FormData();
+          form.append('file', new Blob([Buffer.alloc(1001, 'c')]), 'c.txt');
+          const refused = await send(attachmentsOf(task.id), 'POST', form);
+          expect(refused.status).toBe(413);
+          await new Promise((resolve) => setTimeout(resolve, pause));
+          const next = await send(attachmentsOf(task.id), 'GET');
+          expect(next).toMatchObject({ status: 200, reusedSocket: true });
+        }
+      } finally {
+        agent.destroy();
+      }
     });
 
     it('a slow 20 MiB body is answered 413 before it is all sent, and nothing is kept', async () => {
