@@ -69,15 +69,20 @@ const TAGS: [name: string, description: string][] = [
  *   description names: an error row shows that one line, not its media type, example and headers
  *   again (the document keeps them all; an answer tried out shows in full, in its own table);
  * - every answer has one media type: no Accept to choose;
- * - an answer's example scrolls past 15 lines (a task list's fills 400 px otherwise);
- * - a parameter's type sits right under its name (a list has a dozen of them).
+ * - an answer's example scrolls past 10 lines (a task list's fills 400 px otherwise);
+ * - a parameter's type sits right under its name, its description scrolls past 4 lines (the
+ *   filter language's reference fills 500 px otherwise), and its default and values sit close
+ *   under it: the task list has 17 parameters, and its operation reads in under 2 500 px.
  */
 const SWAGGER_UI_CSS = `
 .swagger-ui .responses-table:not(.live-responses-table) tr.response[data-code^="4"] .response-col_description > :not(.response-col_description__inner),
 .swagger-ui .responses-table:not(.live-responses-table) tr.response[data-code^="5"] .response-col_description > :not(.response-col_description__inner),
 .swagger-ui .responses-table:not(.live-responses-table) .response-controls { display: none; }
-.swagger-ui .responses-table:not(.live-responses-table) .highlight-code > .microlight { max-height: 15.5em; }
+.swagger-ui .responses-table:not(.live-responses-table) .highlight-code > .microlight { max-height: 10em; }
 .swagger-ui .parameters-col_name .parameter__type { padding: 0; }
+.swagger-ui .parameters-col_description > .renderedMarkdown:first-child { max-height: 5.4em; overflow-y: auto; }
+.swagger-ui .parameters-col_description .parameter__default p, .swagger-ui .parameters-col_description .parameter__enum p { margin: 0; }
+.swagger-ui .parameters-col_description input, .swagger-ui .parameters-col_description select { margin: 2px 0; }
 `;
 
 /** Swagger UI at /docs and the OpenAPI document at /docs/openapi.json. */

@@ -2829,13 +2829,11 @@ export interface operations {
         /** @description Page size, 1 to 100. */
         limit?: number;
         /**
-         * @description Full-text search over the title, the description and the live comments, 1 to 500 characters:
-         *     case- and accent-insensitive (`resume` finds `Résumé`), each word also a prefix (`deploy` finds
-         *     `deployment`); every word is required, `"two words"` must be adjacent in that order, `-word`
-         *     excludes, `or` between two terms takes either. Punctuation is never an error: a search
-         *     without any word matches nothing. Combined with every other filter (AND); with
-         *     `sort=relevance`, best match first (title over description over comments). E.g. `sign -template`,
-         *     `"due date"`, `invoice or receipt`.
+         * @description Full-text search over title, description and live comments, 1 to 500 characters, e.g.
+         *     `sign -template`, `"due date"`, `invoice or receipt`: every word required and also a prefix,
+         *     `"..."` adjacent words, `-word` excludes, `or` takes either; case- and accent-insensitive. With
+         *     `sort=relevance`, best match first (title over description over comments). Punctuation is
+         *     never an error: a search without any word matches nothing (docs/finding-work.md).
          */
         search?: string;
         /** @description Comma-separated statuses to include: backlog, planning, todo, in_progress, in_review, done, cancelled (e.g. `todo,in_progress`). */
@@ -2862,17 +2860,7 @@ export interface operations {
         /** @description updatedAt at or after this instant (ISO 8601 with Z or an offset, e.g. `2026-11-22T10:00:00.000Z`): for sync jobs. */
         updatedSince?: string;
         /**
-         * @description A boolean expression over the task's fields (1 to 2000 characters), combined with the other filters by AND (docs/finding-work.md). Keywords and field names are case-insensitive; `and` binds tighter than `or`.
-         *
-         *     ```
-         *     expression = term { "or" term }
-         *     term       = factor { "and" factor }
-         *     factor     = "not" factor | "(" expression ")" | field test
-         *     test       = ("=" | "!=" | "<" | "<=" | ">" | ">=" | "~") value
-         *                | "in" list | "not in" list | "is empty" | "is not empty"
-         *     list       = "(" value { "," value } ")"
-         *     value      = bare-word | '"' text with \" and \\ '"'
-         *     ```
+         * @description A boolean expression over the task's fields (1 to 2000 characters), combined with the other filters by AND; e.g. `status in (todo, in_progress) and priority = urgent and sprint = active`, `estimated = false and sprint is empty`, `due < today and blocked = true`, `updated >= today-7d`, `not (label = bug or title ~ "wip")`. Reference: docs/finding-work.md, and below.
          *
          *     Fields (operators: values):
          *
@@ -2892,9 +2880,19 @@ export interface operations {
          *     - `title` (~): text: `title ~ "login"` is a case-insensitive substring
          *     - `text` (~): a search: `text ~ "invoice"` is the `search` parameter (title, description and live comments)
          *
-         *     `!=` and `not in` include tasks without the value; `<`, `<=`, `>`, `>=` never match a missing value; `not e` matches exactly the tasks `e` does not. Deeper than 16 parentheses or more than 100 conditions, a name that matches no or several rows, or anything the grammar does not take: 400 `invalid_filter` with `position`, the 0-based offset of the first character that does not fit.
+         *     Keywords and field names are case-insensitive; `and` binds tighter than `or`.
          *
-         *     Examples: `status in (todo, in_progress) and priority = urgent and sprint = active`; `estimated = false and sprint is empty`; `due < today and blocked = true`; `updated >= today-7d`; `not (label = bug or title ~ "wip")`.
+         *     ```
+         *     expression = term { "or" term }
+         *     term       = factor { "and" factor }
+         *     factor     = "not" factor | "(" expression ")" | field test
+         *     test       = ("=" | "!=" | "<" | "<=" | ">" | ">=" | "~") value
+         *                | "in" list | "not in" list | "is empty" | "is not empty"
+         *     list       = "(" value { "," value } ")"
+         *     value      = bare-word | '"' text with \" and \\ '"'
+         *     ```
+         *
+         *     `!=` and `not in` include tasks without the value; `<`, `<=`, `>`, `>=` never match a missing value; `not e` matches exactly the tasks `e` does not. Deeper than 16 parentheses or more than 100 conditions, a name that matches no or several rows, or anything the grammar does not take: 400 `invalid_filter` with `position`, the 0-based offset of the first character that does not fit.
          */
         filter?: string;
         /** @description A membershipId (a uuid, GET /api/v1/members), or `none` for tasks without assignee. */
@@ -5726,27 +5724,15 @@ export interface operations {
         /** @description Page size, 1 to 100. */
         limit?: number;
         /**
-         * @description Full-text search over the title, the description and the live comments, 1 to 500 characters:
-         *     case- and accent-insensitive (`resume` finds `Résumé`), each word also a prefix (`deploy` finds
-         *     `deployment`); every word is required, `"two words"` must be adjacent in that order, `-word`
-         *     excludes, `or` between two terms takes either. Punctuation is never an error: a search
-         *     without any word matches nothing. Combined with every other filter (AND); with
-         *     `sort=relevance`, best match first (title over description over comments). E.g. `sign -template`,
-         *     `"due date"`, `invoice or receipt`.
+         * @description Full-text search over title, description and live comments, 1 to 500 characters, e.g.
+         *     `sign -template`, `"due date"`, `invoice or receipt`: every word required and also a prefix,
+         *     `"..."` adjacent words, `-word` excludes, `or` takes either; case- and accent-insensitive. With
+         *     `sort=relevance`, best match first (title over description over comments). Punctuation is
+         *     never an error: a search without any word matches nothing (docs/finding-work.md).
          */
         search?: string;
         /**
-         * @description A boolean expression over the task's fields (1 to 2000 characters), combined with the other filters by AND (docs/finding-work.md). Keywords and field names are case-insensitive; `and` binds tighter than `or`.
-         *
-         *     ```
-         *     expression = term { "or" term }
-         *     term       = factor { "and" factor }
-         *     factor     = "not" factor | "(" expression ")" | field test
-         *     test       = ("=" | "!=" | "<" | "<=" | ">" | ">=" | "~") value
-         *                | "in" list | "not in" list | "is empty" | "is not empty"
-         *     list       = "(" value { "," value } ")"
-         *     value      = bare-word | '"' text with \" and \\ '"'
-         *     ```
+         * @description A boolean expression over the task's fields (1 to 2000 characters), combined with the other filters by AND; e.g. `status in (todo, in_progress) and priority = urgent and sprint = active`, `estimated = false and sprint is empty`, `due < today and blocked = true`, `updated >= today-7d`, `not (label = bug or title ~ "wip")`. Reference: docs/finding-work.md, and below.
          *
          *     Fields (operators: values):
          *
@@ -5766,9 +5752,19 @@ export interface operations {
          *     - `title` (~): text: `title ~ "login"` is a case-insensitive substring
          *     - `text` (~): a search: `text ~ "invoice"` is the `search` parameter (title, description and live comments)
          *
-         *     `!=` and `not in` include tasks without the value; `<`, `<=`, `>`, `>=` never match a missing value; `not e` matches exactly the tasks `e` does not. Deeper than 16 parentheses or more than 100 conditions, a name that matches no or several rows, or anything the grammar does not take: 400 `invalid_filter` with `position`, the 0-based offset of the first character that does not fit.
+         *     Keywords and field names are case-insensitive; `and` binds tighter than `or`.
          *
-         *     Examples: `status in (todo, in_progress) and priority = urgent and sprint = active`; `estimated = false and sprint is empty`; `due < today and blocked = true`; `updated >= today-7d`; `not (label = bug or title ~ "wip")`.
+         *     ```
+         *     expression = term { "or" term }
+         *     term       = factor { "and" factor }
+         *     factor     = "not" factor | "(" expression ")" | field test
+         *     test       = ("=" | "!=" | "<" | "<=" | ">" | ">=" | "~") value
+         *                | "in" list | "not in" list | "is empty" | "is not empty"
+         *     list       = "(" value { "," value } ")"
+         *     value      = bare-word | '"' text with \" and \\ '"'
+         *     ```
+         *
+         *     `!=` and `not in` include tasks without the value; `<`, `<=`, `>`, `>=` never match a missing value; `not e` matches exactly the tasks `e` does not. Deeper than 16 parentheses or more than 100 conditions, a name that matches no or several rows, or anything the grammar does not take: 400 `invalid_filter` with `position`, the 0-based offset of the first character that does not fit.
          */
         filter?: string;
         /** @description `deleted`: most recently deleted first; `relevance` (only with `search`): best match first, ties newest created first. */

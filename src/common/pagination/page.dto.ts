@@ -26,13 +26,11 @@ export class PageQueryDto {
  */
 export class SearchedPageQueryDto extends PageQueryDto {
   /**
-   * Full-text search over the title, the description and the live comments, 1 to 500 characters:
-   * case- and accent-insensitive (`resume` finds `Résumé`), each word also a prefix (`deploy` finds
-   * `deployment`); every word is required, `"two words"` must be adjacent in that order, `-word`
-   * excludes, `or` between two terms takes either. Punctuation is never an error: a search
-   * without any word matches nothing. Combined with every other filter (AND); with
-   * `sort=relevance`, best match first (title over description over comments). E.g. `sign -template`,
-   * `"due date"`, `invoice or receipt`.
+   * Full-text search over title, description and live comments, 1 to 500 characters, e.g.
+   * `sign -template`, `"due date"`, `invoice or receipt`: every word required and also a prefix,
+   * `"..."` adjacent words, `-word` excludes, `or` takes either; case- and accent-insensitive. With
+   * `sort=relevance`, best match first (title over description over comments). Punctuation is
+   * never an error: a search without any word matches nothing (docs/finding-work.md).
    */
   @IsOptional()
   @IsString()

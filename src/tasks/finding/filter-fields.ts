@@ -226,8 +226,17 @@ function labelsWhere(condition: Prisma.Sql): Prisma.Sql {
 
 /** The `filter` query parameter's OpenAPI description: the grammar, then each field of FILTER_FIELDS with its operators. */
 export const FILTER_DESCRIPTION = [
-  "A boolean expression over the task's fields (1 to 2000 characters), combined with the other filters by AND " +
-    '(docs/finding-work.md). Keywords and field names are case-insensitive; `and` binds tighter than `or`.',
+  // Swagger UI shows the first four lines and scrolls the rest: what it is and examples come first.
+  "A boolean expression over the task's fields (1 to 2000 characters), combined with the other filters by AND; " +
+    'e.g. `status in (todo, in_progress) and priority = urgent and sprint = active`, ' +
+    '`estimated = false and sprint is empty`, `due < today and blocked = true`, `updated >= today-7d`, ' +
+    '`not (label = bug or title ~ "wip")`. Reference: docs/finding-work.md, and below.',
+  '',
+  'Fields (operators: values):',
+  '',
+  ...FILTER_FIELD_NAMES.map((name) => `- \`${name}\` (${FILTER_FIELDS[name].operators.join(', ')}): ${FILTER_FIELDS[name].takes}`),
+  '',
+  'Keywords and field names are case-insensitive; `and` binds tighter than `or`.',
   '',
   '```',
   'expression = term { "or" term }',
@@ -239,16 +248,8 @@ export const FILTER_DESCRIPTION = [
   "value      = bare-word | '\"' text with \\\" and \\\\ '\"'",
   '```',
   '',
-  'Fields (operators: values):',
-  '',
-  ...FILTER_FIELD_NAMES.map((name) => `- \`${name}\` (${FILTER_FIELDS[name].operators.join(', ')}): ${FILTER_FIELDS[name].takes}`),
-  '',
   '`!=` and `not in` include tasks without the value; `<`, `<=`, `>`, `>=` never match a missing value; ' +
     '`not e` matches exactly the tasks `e` does not. Deeper than 16 parentheses or more than 100 conditions, ' +
     'a name that matches no or several rows, or anything the grammar does not take: 400 `invalid_filter` with `position`, ' +
     'the 0-based offset of the first character that does not fit.',
-  '',
-  'Examples: `status in (todo, in_progress) and priority = urgent and sprint = active`; ' +
-    '`estimated = false and sprint is empty`; `due < today and blocked = true`; `updated >= today-7d`; ' +
-    '`not (label = bug or title ~ "wip")`.',
 ].join('\n');
