@@ -13,7 +13,7 @@
 // It answers GET /api/v1/tasks with limit, cursor, status, assigneeId and q — the
 // parameters the benchmark's list rows use — with the service's JSON: the same values,
 // keys in the same order, and cursors signed with the key of service_settings as
-// src/common/pagination/cursor.ts signs them. run.js checks that both answer the same
+// src/common/pagination/cursor.ts signs them (its own codec, from dist/). run.js checks that both answer the same
 // JSON (not the same bytes: the service sends PostgreSQL's JSON text, spaces included).
 // Like any plain handler it reads the page and counts the total on every request (the
 // service remembers pages and totals per project version, src/tasks/task-list-cache.ts).
@@ -33,7 +33,8 @@
 // the load generator: node bench/floor.js, with PORT and DATABASE_URL or DATA_DIR.
 
 const http = require('node:http');
-const { createHash, createHmac, randomUUID } = require('node:crypto');
+const { createHash, randomUUID } = require('node:crypto');
+const path = require('node:path');
 
 // ---- The statement ----
 
@@ -336,31 +337,40 @@ function listRequest(searchParams, projectId, decodeCursor) {
     status: searchParams.get('status') || null,
     assigneeId: searchParams.get('assigneeId') || null,
     q: searchParams.get('q') || null,
-    cursor: searchParams.get('cursor') ? decodeCursor(searchParams.get('cursor')) : null,
   };
+  filters.cursor = searchParams.get('cursor') ? decodeCursor(filters, searchParams.get('cursor')) : null;
   const values = [projectId, limit + 1];
   if (filters.status) values.push(filters.status);
   if (filters.assigneeId) values.push(filters.assigneeId);
   if (filters.q) values.push(`%${filters.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
   if (filters.cursor) values.push(filters.cursor.at, filters.cursor.id);
-  return { limit, text: listStatement(filters), values };
+  return { limit, filters, text: listStatement(filters), values };
 }
 
-// ---- Cursors, as CursorCodec writes them ----
+// ---- Cursors: the service's own CursorCodec (from dist/, as fixtures.js loads it) ----
 
+/**
+ * A cursor is bound to the query that issued it (a digest of its validated parameters), so the
+ * floor signs and opens them with the service's codec rather than a copy of its format. The
+ * query is what the service's validation leaves: the filters sent and the default `sort`.
+ */
 function cursorCodec(hexKey) {
-  const key = Buffer.from(hexKey, 'hex');
-  const sign = (payload) => createHmac('sha256', key).update(payload).digest().subarray(0, 16).toString('base64url');
+  const { CursorCodec } = require(path.join(__dirname, '../dist/common/pagination/cursor.js'));
+  const codec = new CursorCodec(null);
+  codec.key = Buffer.from(hexKey, 'hex');
+  const listOf = (filters, cursor) => {
+    const query = { sort: 'created', cursor: cursor ?? undefined };
+    for (const name of ['status', 'assigneeId', 'q']) if (filters[name]) query[name] = filters[name];
+    return { query };
+  };
   return {
-    encode(at, id) {
-      const payload = Buffer.from(JSON.stringify(['tasks', new Date(at).toISOString(), id])).toString('base64url');
-      return `${payload}.${sign(payload)}`;
-    },
-    decode(cursor) {
-      const [payload, signature] = cursor.split('.');
-      if (!payload || sign(payload) !== signature) return null;
-      const [, at, id] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-      return { at, id };
+    encode: (filters, at, id) => codec.encode('tasks', listOf(filters), { at: new Date(at), id }),
+    decode(filters, cursor) {
+      try {
+        return codec.positionAfter('tasks', listOf(filters, cursor));
+      } catch {
+        return null;
+      }
     },
   };
 }
@@ -466,12 +476,12 @@ async function main() {
         return void res.writeHead(answer.status, headers).end(text);
       }
       if (url.pathname !== '/api/v1/tasks') return void res.writeHead(404).end();
-      const statement = listRequest(url.searchParams, key.project_id, (cursor) => cursors.decode(cursor));
+      const statement = listRequest(url.searchParams, key.project_id, (filters, cursor) => cursors.decode(filters, cursor));
       const [row] = await db.query(statement);
       const tasks = row.tasks ?? [];
       const shown = tasks.length > statement.limit ? tasks.slice(0, statement.limit) : tasks;
       const last = shown[shown.length - 1];
-      const nextCursor = tasks.length > statement.limit ? cursors.encode(last.createdAt, last.id) : null;
+      const nextCursor = tasks.length > statement.limit ? cursors.encode(statement.filters, last.createdAt, last.id) : null;
       const body = JSON.stringify({ tasks: shown, nextCursor, total: row.total });
       res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
       res.end(body);
