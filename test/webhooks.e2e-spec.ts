@@ -386,18 +386,26 @@ describe('webhooks', () => {
     });
 
     it('makes a pending delivery due now; it keeps the rest of its retry schedule', async () => {
-      receiver.answer = () => 500;
-      const project = await createProject(t, 'Redeliver pending');
-      const { webhook } = await subscribe(project);
-      await createTask(project);
-      await waitUntil(async () => (await deliveriesOf(project, webhook.id))[0]?.attempts === 1, 5000, 'the first attempt recorded');
-      const [delivery] = await deliveriesOf(project, webhook.id);
-      await project.api.post(`/api/v1/webhooks/${webhook.id}/deliveries/${delivery.id}/redeliver`).expect(202);
-      // Attempt 2 (now) and attempt 3 (the schedule's second delay later), then failed.
-      await receiver.waitFor(3);
-      await waitUntil(async () => (await deliveriesOf(project, webhook.id))[0].status === 'failed', 5000, 'the delivery to fail');
-      expect((await deliveriesOf(project, webhook.id))[0]).toMatchObject({ attempts: 3 });
-      expect(receiver.received).toHaveLength(3);
+      // An app whose first retry waits a minute: the attempt made now can only be the redelivery
+      // (with the file's 300 ms, a loaded machine saw the scheduled retry come first).
+      const waiting = await startTestApp({ webhookAllowPrivateUrls: true, webhookRetrySchedule: [60_000, 300], webhookTimeoutMs: TIMEOUT_MS });
+      try {
+        receiver.answer = () => 500;
+        const project = await createProject(waiting, 'Redeliver pending');
+        const { webhook } = await subscribe(project);
+        await createTask(project);
+        await waitUntil(async () => (await deliveriesOf(project, webhook.id))[0]?.attempts === 1, 5000, 'the first attempt recorded');
+        const [delivery] = await deliveriesOf(project, webhook.id);
+        expect(delivery).toMatchObject({ status: 'pending' });
+        await project.api.post(`/api/v1/webhooks/${webhook.id}/deliveries/${delivery.id}/redeliver`).expect(202);
+        // Attempt 2 (now, not a minute later) and attempt 3 (the schedule's second delay later), then failed.
+        await receiver.waitFor(3);
+        await waitUntil(async () => (await deliveriesOf(project, webhook.id))[0].status === 'failed', 5000, 'the delivery to fail');
+        expect((await deliveriesOf(project, webhook.id))[0]).toMatchObject({ attempts: 3 });
+        expect(receiver.received).toHaveLength(3);
+      } finally {
+        await waiting.close();
+      }
     });
 
     it('is 409 while the webhook is disabled', async () => {
