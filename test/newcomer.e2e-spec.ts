@@ -216,6 +216,16 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
       }
     });
 
+    it('answers the names people send for a comment’s fields (text, content, message, comment; replyTo, inReplyTo) with body and parentId', async () => {
+      const task = await createTask(project, { title: 'Commented' });
+      for (const sent of ['text', 'content', 'message', 'comment']) {
+        await unknownField(await project.api.post(`/api/v1/tasks/${task.id}/comments`, { [sent]: 'Hello' }), sent, 'body');
+      }
+      for (const sent of ['replyTo', 'inReplyTo']) {
+        await unknownField(await project.api.post(`/api/v1/tasks/${task.id}/comments`, { body: 'Hello', [sent]: NO_SUCH_ID }), sent, 'parentId');
+      }
+    });
+
     it('answers the beginning of one field’s name (label, due, desc, start) with that field', async () => {
       for (const [sent, meant] of [
         ['label', 'labelIds'],
