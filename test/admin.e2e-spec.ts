@@ -91,6 +91,14 @@ describe('admin interface', () => {
       expect(res.body).toMatchObject({ code: 'validation_failed', errors: [expect.objectContaining({ field: 'permissions' })] });
     });
 
+    it('rejects a permission named twice: 400 validation_failed naming permissions, saying it is named twice', async () => {
+      const res = await admin()
+        .post(`/admin/v1/projects/${project.id}/keys`, { name: 'K', permissions: ['comments:write', 'comments:write'] })
+        .expect(400);
+      expect(res.body).toMatchObject({ code: 'validation_failed', errors: [{ field: 'permissions', message: 'must not name a permission twice' }] });
+      expect(res.body.detail).toBe('permissions must not name a permission twice');
+    });
+
     it('answers 404 for a project that does not exist', async () => {
       for (const id of ['00000000-0000-4000-8000-000000000000', 'not-an-id']) {
         const res = await admin().post(`/admin/v1/projects/${id}/members`, { name: 'X' }).expect(404);

@@ -78,7 +78,7 @@ export class CreateApiKeyDto {
 
   /** Any of tasks:create, tasks:edit, tasks:delete, sprints:manage; reads need none. */
   @IsArray()
-  @ArrayUnique()
+  @ArrayUnique({ message: 'must not name a permission twice' })
   @IsEachOneOf(ALL_PERMISSIONS, 'a permission')
   @ApiProperty({ type: 'array', items: { type: 'string', enum: [...ALL_PERMISSIONS] }, uniqueItems: true, example: ['tasks:create', 'tasks:edit'] })
   permissions: Permission[];
