@@ -91,6 +91,14 @@ describe('admin interface', () => {
       expect(res.body).toMatchObject({ code: 'validation_failed', errors: [expect.objectContaining({ field: 'permissions' })] });
     });
 
+    it('rejects a permission named twice: 400 validation_failed naming permissions, saying it is named twice', async () => {
+      const res = await admin()
+        .post(`/admin/v1/projects/${project.id}/keys`, { name: 'K', permissions: ['comments:write', 'comments:write'] })
+        .expect(400);
+      expect(res.body).toMatchObject({ code: 'validation_failed', errors: [{ field: 'permissions', message: 'must not name a permission twice' }] });
+      expect(res.body.detail).toBe('permissions must not name a permission twice');
+    });
+
     it('answers 404 for a project that does not exist', async () => {
       for (const id of ['00000000-0000-4000-8000-000000000000', 'not-an-id']) {
         const res = await admin().post(`/admin/v1/projects/${id}/members`, { name: 'X' }).expect(404);
@@ -144,6 +152,31 @@ describe('admin interface', () => {
       expect(taken.body.code).toBe('conflict');
       expect((await admin().patch(`/admin/v1/labels/${feature.id}`, { color: 'red' }).expect(400)).body.code).toBe('validation_failed');
       expect((await admin().patch('/admin/v1/labels/00000000-0000-4000-8000-000000000000', { name: 'x' }).expect(404)).body.code).toBe('not_found');
+    });
+
+    it('says a value of the wrong type is of the wrong type: a name that is not a string, permissions that are not an array', async () => {
+      const own = await createProject(t, 'Wrong types');
+      const [ada] = own.members;
+      const [bug] = own.labels;
+      for (const [method, path, body, field, message] of [
+        ['post', '/admin/v1/projects', { name: 42 }, 'name', 'must be a string'],
+        ['post', `/admin/v1/projects/${own.id}/members`, { name: 42 }, 'name', 'must be a string'],
+        ['post', `/admin/v1/projects/${own.id}/labels`, { name: ['bug'], color: '#ff0000' }, 'name', 'must be a string'],
+        ['patch', `/admin/v1/members/${ada.membershipId}`, { name: 42 }, 'name', 'must be a string'],
+        ['patch', `/admin/v1/labels/${bug.id}`, { name: true }, 'name', 'must be a string'],
+        ['post', `/admin/v1/projects/${own.id}/keys`, { name: 7, permissions: [] }, 'name', 'must be a string'],
+        [
+          'post',
+          `/admin/v1/projects/${own.id}/keys`,
+          { name: 'K', permissions: 'tasks:create' },
+          'permissions',
+          expect.stringMatching(/^must be an array/),
+        ],
+        ['post', `/admin/v1/projects/${own.id}/keys`, { name: 'K' }, 'permissions', expect.stringMatching(/^must be an array/)],
+      ] as ['post' | 'patch', string, object, string, unknown][]) {
+        const res = await admin()[method](path, body).expect(400);
+        expect([path, res.body.code, res.body.errors]).toEqual([path, 'validation_failed', [{ field, message }]]);
+      }
     });
 
     it('answers null as a member name, a label name or a label colour 400 validation_failed naming it: none can be cleared, nothing changes', async () => {

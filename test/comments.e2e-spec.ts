@@ -104,6 +104,20 @@ describe('comments (decisions.md section 23)', () => {
       expect((await project.api.get(`${comments(task.id)}?sort=rank`).expect(400)).body.code).toBe('unknown_field');
     });
 
+    it('refuses a cursor of one task’s comments in another task’s list: 400 invalid_cursor; the same task takes it with another limit', async () => {
+      const [task, second] = [await createTask(project), await createTask(project)];
+      for (const body of ['a', 'b', 'c']) {
+        await comment(task.id, body);
+        await comment(second.id, body);
+      }
+      const { nextCursor } = (await project.api.get(`${comments(task.id)}?limit=1`).expect(200)).body;
+      const res = await project.api.get(`${comments(second.id)}?limit=1&cursor=${encodeURIComponent(nextCursor)}`).expect(400);
+      expect(res.body).toMatchObject({ code: 'invalid_cursor', errors: [{ field: 'cursor' }] });
+      const page = (await project.api.get(`${comments(task.id)}?limit=2&cursor=${encodeURIComponent(nextCursor)}`).expect(200)).body;
+      expect(page.comments.map((found: Json) => found.body)).toEqual(['b', 'c']);
+      expect(page.nextCursor).toBeNull();
+    });
+
     it('answers 404 for a comment of another task or of another project, and for a task that is absent or of another project', async () => {
       const [task, second] = [await createTask(project), await createTask(project)];
       const mine = await comment(task.id, 'Mine');

@@ -172,6 +172,26 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
       expectInTrash(await reader.api.get(`/api/v1/tasks/${trashed.id}/history`));
     });
 
+    it('names the parent’s restore route for a subtask whose parent is in the trash too (restoring the subtask first is 409)', async () => {
+      const parent = await createTask(project, { title: 'Trashed parent' });
+      const subtask = await createTask(project, { title: 'Trashed with it', parentId: parent.id });
+      await project.api.delete(`/api/v1/tasks/${parent.id}`).expect(204);
+      for (const res of [
+        await project.api.get(`/api/v1/tasks/${subtask.id}`),
+        await project.api.get(`/api/v1/tasks/${subtask.id}/comments`),
+        await project.api.patch(`/api/v1/tasks/${subtask.id}`, { title: 'Changed' }),
+      ]) {
+        expect(res.status).toBe(404);
+        expect(res.body).toMatchObject({ code: 'not_found', inTrash: true });
+        expect(res.body.detail).toContain('POST /api/v1/trash/{taskId}/restore');
+        expect(res.body.detail).toContain(`POST /api/v1/trash/${parent.id}/restore`);
+        expect(res.body.detail).toContain(`/api/v1/trash/${subtask.id}/restore`);
+      }
+      await project.api.post(`/api/v1/trash/${subtask.id}/restore`).expect(409);
+      await project.api.post(`/api/v1/trash/${parent.id}/restore`).expect(200);
+      await project.api.get(`/api/v1/tasks/${subtask.id}`).expect(200);
+    });
+
     it('says nothing of the trash of another project, nor of a task that does not exist', async () => {
       const other = await createProject(t, 'Other trash');
       const theirs = await createTask(other, { title: 'Theirs' });
@@ -213,6 +233,16 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
         ['sprint', 'sprintId'],
       ]) {
         await unknownField(await project.api.post('/api/v1/tasks', { title: 'x', [sent]: null }), sent, meant);
+      }
+    });
+
+    it('answers the names people send for a comment’s fields (text, content, message, comment; replyTo, inReplyTo) with body and parentId', async () => {
+      const task = await createTask(project, { title: 'Commented' });
+      for (const sent of ['text', 'content', 'message', 'comment']) {
+        await unknownField(await project.api.post(`/api/v1/tasks/${task.id}/comments`, { [sent]: 'Hello' }), sent, 'body');
+      }
+      for (const sent of ['replyTo', 'inReplyTo']) {
+        await unknownField(await project.api.post(`/api/v1/tasks/${task.id}/comments`, { body: 'Hello', [sent]: NO_SUCH_ID }), sent, 'parentId');
       }
     });
 

@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import type { AddressInfo } from 'node:net';
 import { problemJson } from '../src/common/errors/problem-details.filter';
 import { problemFromDatabaseError } from '../src/common/errors/database-errors';
+import { ALL_PERMISSIONS } from '../src/auth/permissions';
 import { asAdmin, createProject, createTask, NO_SUCH_ID, TestProject } from './support/fixtures';
 import { OpenApiContract, withAnswersResolved, type Answer, type OpenApiDocument } from './support/openapi-contract';
 import { taskKeys } from '../src/tasks/task-view.sql';
@@ -290,6 +291,13 @@ describe('OpenAPI document', () => {
     expect(document.servers).toEqual([{ url: '/', description: expect.any(String) }]);
     expect(document.info.license).toBeUndefined();
     expect(document.info.contact).toEqual({ name: expect.any(String) });
+  });
+
+  it('describes a key’s permissions as every permission there is (decisions.md sections 2, 14, 23 and 24)', () => {
+    const permissions = schemas.CreateApiKeyDto.properties!.permissions as Schema & { description: string; items: Schema };
+    expect(permissions.items.enum).toEqual([...ALL_PERMISSIONS]);
+    for (const permission of ALL_PERMISSIONS)
+      expect([permission, permissions.description]).toEqual([permission, expect.stringContaining(permission)]);
   });
 
   it('says that assignee and sprint may be null, and what history values are', () => {

@@ -2230,7 +2230,7 @@ export interface components {
        */
       name: string;
       /**
-       * @description Any of tasks:create, tasks:edit, tasks:delete, sprints:manage; reads need none.
+       * @description Any of tasks:create, tasks:edit, tasks:delete, sprints:manage, webhooks:manage, comments:write, content:moderate, attachments:write, each at most once; reads need none.
        * @example [
        *       "tasks:create",
        *       "tasks:edit"

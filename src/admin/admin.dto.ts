@@ -76,11 +76,17 @@ export class CreateApiKeyDto {
   @ApiProperty({ minLength: 1, maxLength: 100, example: 'Sync job' })
   name: string;
 
-  /** Any of tasks:create, tasks:edit, tasks:delete, sprints:manage; reads need none. */
   @IsArray()
-  @ArrayUnique()
+  @ArrayUnique({ message: 'must not name a permission twice' })
   @IsEachOneOf(ALL_PERMISSIONS, 'a permission')
-  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...ALL_PERMISSIONS] }, uniqueItems: true, example: ['tasks:create', 'tasks:edit'] })
+  @ApiProperty({
+    // From the list itself, so that a new permission is never left out of the description.
+    description: `Any of ${ALL_PERMISSIONS.join(', ')}, each at most once; reads need none.`,
+    type: 'array',
+    items: { type: 'string', enum: [...ALL_PERMISSIONS] },
+    uniqueItems: true,
+    example: ['tasks:create', 'tasks:edit'],
+  })
   permissions: Permission[];
 }
 

@@ -14,6 +14,13 @@ const ALIASES: Record<string, string> = {
   assignee: 'assigneeId',
   sprint: 'sprintId',
   parent: 'parentId',
+  // A comment's text and the comment it answers, as other APIs and chat tools name them.
+  text: 'body',
+  content: 'body',
+  message: 'body',
+  comment: 'body',
+  replyTo: 'parentId',
+  inReplyTo: 'parentId',
 };
 
 /**

@@ -18,6 +18,12 @@ export function codePointLength(value: string): number {
 }
 
 /**
+ * What a text rule says of a value that is not a string: decorators run bottom-up, so a rule may
+ * meet the value before IsString() above it does, and must not call 42 "empty".
+ */
+const NOT_A_STRING = 'must be a string';
+
+/**
  * Text of `min` to `max` code points that PostgreSQL can store: a NUL character (U+0000) is
  * valid JSON but no PostgreSQL text may hold it.
  */
@@ -28,11 +34,13 @@ export function IsText(min: number, max: number, options?: ValidationOptions): P
       validator: {
         validate: (value) => typeof value === 'string' && !value.includes('\u0000') && codePointLength(value) >= min && codePointLength(value) <= max,
         defaultMessage: (args) =>
-          typeof args?.value === 'string' && args.value.includes('\u0000')
-            ? 'must not contain the NUL character (U+0000)'
-            : min > 0
-              ? `must be ${min} to ${max} characters`
-              : `must be at most ${max} characters`,
+          typeof args?.value !== 'string'
+            ? NOT_A_STRING
+            : args.value.includes('\u0000')
+              ? 'must not contain the NUL character (U+0000)'
+              : min > 0
+                ? `must be ${min} to ${max} characters`
+                : `must be at most ${max} characters`,
       },
     },
     options,
@@ -46,7 +54,7 @@ export function IsNotBlank(options?: ValidationOptions): PropertyDecorator {
       name: 'isNotBlank',
       validator: {
         validate: (value) => typeof value === 'string' && value.trim() !== '',
-        defaultMessage: () => 'must not be empty or only white space',
+        defaultMessage: (args) => (typeof args?.value === 'string' ? 'must not be empty or only white space' : NOT_A_STRING),
       },
     },
     options,
@@ -126,6 +134,7 @@ export function IsEachOneOf(allowed: readonly unknown[], what: string, options?:
       validator: {
         validate: (value) => Array.isArray(value) && stranger(value) === -1,
         defaultMessage: (args) => {
+          if (!Array.isArray(args?.value)) return `must be an array whose every element is ${what}; allowed: ${allowed.join(', ')}`;
           const index = stranger(args?.value);
           const shown = index === -1 ? '' : JSON.stringify((args!.value as unknown[])[index])?.slice(0, 100);
           const bad = index === -1 ? 'has an element that' : `[${index}] is ${shown}, which`;
