@@ -294,6 +294,10 @@ describe('what a newcomer trips on (decisions.md section 26)', () => {
         field: 'parentId',
         message: 'is not an id: it expects the id (a UUID) of a top-level comment of this task, which GET /api/v1/tasks/{taskId}/comments lists',
       });
+      // A UUID in capitals is not an id (ids are compared as the service writes them), and it is told why.
+      const capitals = await project.api.patch(`/api/v1/tasks/${task.id}`, { sprintId: 'ABCDEF00-0000-4000-8000-00000000000A' });
+      expect(capitals.status).toBe(404);
+      expect(capitals.body.errors[0].message).toMatch(/^is not an id: ids are in lower case, as the service issues them; it expects /);
       // An id of the right shape that names nothing here says where to find one too.
       const missing = await project.api.post('/api/v1/tasks', { title: 'x', assigneeId: NO_SUCH_ID }).expect(404);
       expect(missing.body.errors[0].message).toBe('is not a member of this project; GET /api/v1/members lists them');

@@ -156,10 +156,12 @@ const REFERENCES = {
  */
 export function referenceNotFound(kind: keyof typeof REFERENCES, field: string, sent: string[]): Problem {
   const reference = REFERENCES[kind];
-  const shapeless = sent.some((id) => !isUuid(id));
-  const message = shapeless
-    ? `is not an id: it expects ${reference.expects}, which ${reference.list} lists`
-    : `${reference.missing}; ${reference.list} lists them`;
+  const shapeless = sent.filter((id) => !isUuid(id));
+  const message = shapeless.some((id) => isUuid(id.toLowerCase()))
+    ? `is not an id: ids are in lower case, as the service issues them; it expects ${reference.expects}, which ${reference.list} lists`
+    : shapeless.length
+      ? `is not an id: it expects ${reference.expects}, which ${reference.list} lists`
+      : `${reference.missing}; ${reference.list} lists them`;
   return new Problem(HttpStatus.NOT_FOUND, 'not_found', `${reference.what} not found: ${field} ${message}`, [{ field, message }]);
 }
 
