@@ -6,6 +6,7 @@ import { AppModule } from './app.module';
 import { jsonBodyParsing } from './common/http/body-parsing';
 import { CORS_PATHS, corsForApi, standardHeaders } from './common/http/browser-edges';
 import { answerClientErrorsAsProblems } from './common/http/client-errors';
+import { RouteTable } from './common/http/routes';
 import { undecodablePathSegmentsAsSent } from './common/http/path-text';
 import { queryTextChecking } from './common/http/query-text';
 import { requestId } from './common/http/request-id';
@@ -42,7 +43,8 @@ export async function createApp(config: AppConfig, options: { logDestination?: D
   const server = app.getHttpServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   app.get(HttpDrain).track(server);
-  answerClientErrorsAsProblems(server);
+  const routes = app.get(RouteTable);
+  answerClientErrorsAsProblems(server, (path) => routes.allowed(path));
   // In this order, before any route: the id and arrival time first, then what reads them.
   app.use(requestId());
   app.use(app.get(HttpDrain).middleware());

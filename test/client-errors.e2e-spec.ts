@@ -72,6 +72,23 @@ describe('requests the HTTP parser refuses', () => {
     expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
   });
 
+  it('answers a method the parser does not know as the routes answer a known one: 405 with Allow on a served path, 404 elsewhere', async () => {
+    const served = await exchange(port, 'FOO /api/v1/tasks?limit=1 HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    expect(served.status).toBe(405);
+    expect(served.headers['content-type']).toBe('application/problem+json');
+    const known = await exchange(port, 'PUT /api/v1/tasks HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    expect(known.status).toBe(405);
+    expect(served.headers.allow).toBe(known.headers.allow);
+    expect(JSON.parse(served.body)).toMatchObject({
+      status: 405,
+      code: 'method_not_allowed',
+      detail: expect.stringContaining('FOO is not served at /api/v1/tasks'),
+    });
+    const unknown = await exchange(port, 'FOO /api/v1/nothing-here HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    expect(unknown.status).toBe(404);
+    expect(JSON.parse(unknown.body)).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
   it('answers a request that is not HTTP with 400 malformed_request as problem+json', async () => {
     const answer = await exchange(port, 'HELLO THERE\r\n\r\n');
     expect(answer.status).toBe(400);

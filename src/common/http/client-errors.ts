@@ -32,6 +32,32 @@ const EXPECTATION_FAILED: ClientErrorAnswer = {
   detail: 'The only Expect this server meets is 100-continue',
 };
 
+/** The methods and route template that serve a path (RouteTable.allowed); template null: none. */
+type AllowedMethods = (path: string) => { methods: string[]; template: string | null };
+
+/** A request line whose method is a token Node's parser does not know (`FOO /api/v1/tasks HTTP/1.1`). */
+const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^ ?#]*)(?:\?[^ ]*)? HTTP\/1\.[01]\r?\n/;
+
+/**
+ * A method Node's parser refuses (it knows only the registered methods): 405 with Allow on a path
+ * some route serves, 404 on any other, as for a known method (decisions.md section 26).
+ */
+function unknownMethod(
+  error: NodeJS.ErrnoException & { rawPacket?: Buffer },
+  allowed: AllowedMethods,
+): { answer: ClientErrorAnswer; allow?: string } | null {
+  if (error.code !== 'HPE_INVALID_METHOD' || !error.rawPacket) return null;
+  const line = REQUEST_LINE.exec(error.rawPacket.subarray(0, 8192).toString('latin1'));
+  if (!line) return null;
+  const [, method, path] = line;
+  const { methods, template } = allowed(path);
+  if (template === null) return { answer: { status: 404, code: 'not_found', detail: `No endpoint serves ${path}: GET /docs lists the endpoints` } };
+  return {
+    answer: { status: 405, code: 'method_not_allowed', detail: `${method} is not served at ${template}; it serves ${methods.join(', ')} (Allow)` },
+    allow: methods.join(', '),
+  };
+}
+
 /** What Node calls the response in progress on a connection; it has no public name. */
 type ServerSocket = Duplex & { _httpMessage?: { headersSent: boolean } | null };
 
@@ -41,12 +67,15 @@ type ServerSocket = Duplex & { _httpMessage?: { headersSent: boolean } | null };
  * (decisions.md sections 1 and 22), where Node would send a bare status line. Node's own rule
  * is kept: an answer only where none has started on the connection, which is then closed.
  * So is a request whose `Expect` is not `100-continue` (Node answers a bare 417 before any route),
- * and a CONNECT (405: no route serves it, and Node would close the connection without an answer).
+ * a CONNECT (405: no route serves it, and Node would close the connection without an answer), and
+ * a method Node does not know (405 with Allow, or 404, as the routes answer a known one).
  */
-export function answerClientErrorsAsProblems(server: Server): void {
+export function answerClientErrorsAsProblems(server: Server, allowed: AllowedMethods): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: ServerSocket) => {
     if (error.code !== 'ECONNRESET' && socket.writable && !socket._httpMessage?.headersSent) {
-      const { status, title, headers, body } = problemAnswer(ANSWERS[error.code ?? ''] ?? NOT_HTTP);
+      const method = unknownMethod(error, allowed);
+      const { status, title, headers, body } = problemAnswer(method?.answer ?? ANSWERS[error.code ?? ''] ?? NOT_HTTP);
+      if (method?.allow) headers.Allow = method.allow;
       const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
       socket.write([`HTTP/1.1 ${status} ${title}`, ...head, '', body].join('\r\n'));
     }
