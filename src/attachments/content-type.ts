@@ -1,9 +1,23 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { createHash } from 'node:crypto';
-import { filetypemime } from 'magic-bytes.js';
+import { filetypeinfo } from 'magic-bytes.js';
 
 /** Bytes the magic-number detector looks at: the longest signature it knows sits in the first few KiB (tar's at 257). */
 const HEAD_BYTES = 4100;
+
+/**
+ * magic-bytes.js's signatures that are one or two printable characters (its JSON guess `{` or `[`,
+ * MPEG-TS's sync byte `G`, EOT's `PL`, BMP's `BM`): text starts so every day ("Groceries",
+ * "[draft]"), so they name the bytes only when the bytes are not text. A real file of these
+ * types holds NUL or bytes that are not UTF-8.
+ */
+const TEXT_LIKE_SIGNATURES: { typename: string; start: string }[] = [
+  { typename: 'Json', start: '{' },
+  { typename: 'Json', start: '[' },
+  { typename: 'mpeg', start: 'G' },
+  { typename: 'eot', start: 'PL' },
+  { typename: 'bmp', start: 'BM' },
+];
 
 /**
  * What passes through an upload: counted, hashed (SHA-256) and looked at, on the way to the
@@ -42,17 +56,26 @@ export class UploadInspector extends Transform {
 
   /** What the bytes are (decisions.md section 24): their magic numbers, else the UTF-8 rule. */
   contentType(): string {
-    const detected = filetypemime(Buffer.concat(this.head))[0];
-    if (detected) return detected;
-    if (this.text) {
-      try {
-        this.decoder.decode();
-      } catch {
-        return 'application/octet-stream';
-      }
-      return 'text/plain';
+    const head = Buffer.concat(this.head);
+    const text = this.isText();
+    const detected = filetypeinfo(head).find(
+      (guess) =>
+        guess.mime !== undefined &&
+        !(text && TEXT_LIKE_SIGNATURES.some((weak) => weak.typename === guess.typename && head.toString('latin1').startsWith(weak.start))),
+    );
+    if (detected) return detected.mime!;
+    return text ? 'text/plain' : 'application/octet-stream';
+  }
+
+  /** Valid UTF-8 without NUL, to its last byte: once the stream has ended. */
+  private isText(): boolean {
+    if (!this.text) return false;
+    try {
+      this.decoder.decode();
+    } catch {
+      this.text = false;
     }
-    return 'application/octet-stream';
+    return this.text;
   }
 }
 

@@ -185,6 +185,37 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
       // A multi-byte character cut by a chunk boundary is still text.
       expect((await attach(task.id, Buffer.from('é'.repeat(100_000)), 'long.txt')).contentType).toBe('text/plain');
     });
+
+    it.each([
+      ['G (an MPEG-TS sync byte)', 'Groceries: milk, eggs\n'],
+      ['PL', 'PLAN: ship on Friday\n'],
+      ['BM', 'BMW service notes\n'],
+      ['{', '{"status": "todo"}\n'],
+      ['[', '[draft] release notes\n'],
+    ])('text that starts with %s is text/plain: a letter or a bracket is no magic number', async (_start, text) => {
+      const task = await createTask(project);
+      expect((await attach(task.id, Buffer.from(text), 'notes.txt')).contentType).toBe('text/plain');
+    });
+
+    it('the bytes of a BMP, JPEG, GIF, WebP and PDF are what their magic numbers say', async () => {
+      const task = await createTask(project);
+      const bmp = Buffer.concat([Buffer.from('BM'), Buffer.from([0x3a, 0, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0, 0x28, 0, 0, 0]), Buffer.alloc(40)]);
+      const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00]);
+      const gif = Buffer.concat([Buffer.from('GIF89a'), Buffer.from([1, 0, 1, 0, 0x80, 0, 0])]);
+      const webp = Buffer.concat([Buffer.from('RIFF'), Buffer.from([0x24, 0, 0, 0]), Buffer.from('WEBPVP8 '), Buffer.alloc(16)]);
+      const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+      const types = [];
+      for (const [bytes, name] of [
+        [bmp, 'b.bmp'],
+        [jpeg, 'j.jpg'],
+        [gif, 'g.gif'],
+        [webp, 'w.webp'],
+        [pdf, 'p.pdf'],
+      ] as const) {
+        types.push((await attach(task.id, bytes, name)).contentType);
+      }
+      expect(types).toEqual(['image/bmp', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf']);
+    });
   });
 
   describe('names', () => {
