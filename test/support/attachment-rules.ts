@@ -424,6 +424,10 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
         url.pathname + url.search.replace(signature, signature.slice(0, -1) + (signature.endsWith('A') ? 'B' : 'A')),
         url.pathname + url.search.replace(/expires=(\d+)/, (_m, n) => `expires=${Number(n) + 1000}`),
         url.pathname.replace(attachment.id, NO_SUCH_ID) + url.search,
+        // An id changed into one that is no id of this service: a changed URL all the same.
+        url.pathname.replace(attachment.id, `${attachment.id}0`) + url.search,
+        url.pathname.replace(attachment.id, attachment.id.toUpperCase()) + url.search,
+        url.pathname.replace(attachment.id, `${attachment.id.slice(0, 19)}c${attachment.id.slice(20)}`) + url.search,
         url.pathname,
         `${url.pathname}${url.search}&extra=1`,
       ];
