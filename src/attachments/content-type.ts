@@ -6,17 +6,18 @@ import { filetypeinfo } from 'magic-bytes.js';
 const HEAD_BYTES = 4100;
 
 /**
- * magic-bytes.js's signatures that are one or two printable characters (its JSON guess `{` or `[`,
- * MPEG-TS's sync byte `G`, EOT's `PL`, BMP's `BM`): text starts so every day ("Groceries",
- * "[draft]"), so they name the bytes only when the bytes are not text. A real file of these
- * types holds NUL or bytes that are not UTF-8.
+ * magic-bytes.js's signatures of one or two printable characters, and what confirms each: text
+ * starts so every day ("Groceries", "[draft]", "BMW"). JSON (`{`, `[`) is text, which the UTF-8
+ * rule names; MPEG-TS (`G`, its sync byte) repeats it at the next 188-byte packet; a BMP (`BM`)
+ * holds NUL in its header, so it is never text; EOT's `PL` is where no EOT has it (its `LP` sits
+ * at offset 34), so it confirms nothing.
  */
-const TEXT_LIKE_SIGNATURES: { typename: string; start: string }[] = [
-  { typename: 'Json', start: '{' },
-  { typename: 'Json', start: '[' },
-  { typename: 'mpeg', start: 'G' },
-  { typename: 'eot', start: 'PL' },
-  { typename: 'bmp', start: 'BM' },
+const WEAK_SIGNATURES: { typename: string; start: string; confirmed: (head: Buffer, text: boolean) => boolean }[] = [
+  { typename: 'Json', start: '{', confirmed: () => false },
+  { typename: 'Json', start: '[', confirmed: () => false },
+  { typename: 'mpeg', start: 'G', confirmed: (head) => head[188] === 0x47 },
+  { typename: 'eot', start: 'PL', confirmed: () => false },
+  { typename: 'bmp', start: 'BM', confirmed: (_head, text) => !text },
 ];
 
 /**
@@ -58,10 +59,11 @@ export class UploadInspector extends Transform {
   contentType(): string {
     const head = Buffer.concat(this.head);
     const text = this.isText();
+    const start = head.subarray(0, 2).toString('latin1');
     const detected = filetypeinfo(head).find(
       (guess) =>
         guess.mime !== undefined &&
-        !(text && TEXT_LIKE_SIGNATURES.some((weak) => weak.typename === guess.typename && head.toString('latin1').startsWith(weak.start))),
+        !WEAK_SIGNATURES.some((weak) => weak.typename === guess.typename && start.startsWith(weak.start) && !weak.confirmed(head, text)),
     );
     if (detected) return detected.mime!;
     return text ? 'text/plain' : 'application/octet-stream';

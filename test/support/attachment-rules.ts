@@ -197,6 +197,14 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
       expect((await attach(task.id, Buffer.from(text), 'notes.txt')).contentType).toBe('text/plain');
     });
 
+    it('binary that starts with G (0x47) but is no MPEG-TS stream is application/octet-stream; one is video/mpeg', async () => {
+      const task = await createTask(project);
+      const notStream = Buffer.concat([Buffer.from([0x47, 0xff, 0xfe, 0x00]), Buffer.alloc(400, 0x01)]);
+      expect((await attach(task.id, notStream, 'g.bin')).contentType).toBe('application/octet-stream');
+      const packet = (n: number) => Buffer.concat([Buffer.from([0x47, 0x40, n, 0x10]), Buffer.alloc(184, 0xff)]);
+      expect((await attach(task.id, Buffer.concat([packet(0), packet(1)]), 'stream.ts')).contentType).toBe('video/mpeg');
+    });
+
     it('the bytes of a BMP, JPEG, GIF, WebP and PDF are what their magic numbers say', async () => {
       const task = await createTask(project);
       const bmp = Buffer.concat([Buffer.from('BM'), Buffer.from([0x3a, 0, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0, 0x28, 0, 0, 0]), Buffer.alloc(40)]);
