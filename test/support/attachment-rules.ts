@@ -281,6 +281,13 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
   });
 
   describe('what an upload must be', () => {
+    it('an upload is not held to the 1 MiB of JSON bodies: 3 MiB is kept whole', async () => {
+      const task = await createTask(project);
+      const bytes = Buffer.alloc(3 * 1024 * 1024, 'x');
+      const attachment = await attach(task.id, bytes, 'three-mib.txt');
+      expect([attachment.size, attachment.sha256]).toEqual([bytes.length, require('node:crypto').createHash('sha256').update(bytes).digest('hex')]);
+    });
+
     it('an empty file is 400 validation_failed naming file', async () => {
       const task = await createTask(project);
       const res = await upload(project.api, task.id, Buffer.alloc(0), 'empty.txt').expect(400);
