@@ -205,7 +205,7 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
       expect((await attach(task.id, Buffer.concat([packet(0), packet(1)]), 'stream.ts')).contentType).toBe('video/mpeg');
     });
 
-    it('the bytes of a BMP, JPEG, GIF, WebP and PDF are what their magic numbers say', async () => {
+    it('the bytes of a BMP, JPEG, GIF, WebP and PDF are what their magic numbers say; JPEG, GIF and WebP are inline, BMP and PDF attachments', async () => {
       const task = await createTask(project);
       const bmp = Buffer.concat([Buffer.from('BM'), Buffer.from([0x3a, 0, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0, 0x28, 0, 0, 0]), Buffer.alloc(40)]);
       const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00]);
@@ -220,9 +220,11 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
         [webp, 'w.webp'],
         [pdf, 'p.pdf'],
       ] as const) {
-        types.push((await attach(task.id, bytes, name)).contentType);
+        const attachment = await attach(task.id, bytes, name);
+        const disposition = (await project.api.get(`${one(task.id, attachment.id)}/content`).expect(200)).headers['content-disposition'];
+        types.push(`${attachment.contentType} ${disposition.split(';')[0]}`);
       }
-      expect(types).toEqual(['image/bmp', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf']);
+      expect(types).toEqual(['image/bmp attachment', 'image/jpeg inline', 'image/gif inline', 'image/webp inline', 'application/pdf attachment']);
     });
   });
 
