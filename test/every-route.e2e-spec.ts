@@ -59,7 +59,7 @@ describe('every route, as the router and the served document list them', () => {
   };
   const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 
-  it('answers a path id that is not a UUID (abc, }, x.y, a wrong variant, upper case) 404 on every route and method, or 400 for the body; an empty one never 5xx', async () => {
+  it('answers a path id that is not a UUID (abc, }, x.y, a wrong variant, upper case) 404 on every route and method (403 on a downloadUrl), or 400 for the body; an empty one never 5xx', async () => {
     const routes = routesWithIds(t);
     expect(routes.length).toBeGreaterThan(25);
     const problems: string[] = [];
@@ -71,7 +71,12 @@ describe('every route, as the router and the served document list them', () => {
           const path = route.path.replace(/:(\w+)/g, (_, name) => (name === id ? encodeURIComponent(value) : NO_SUCH_ID));
           for (const body of ['get', 'head', 'delete'].includes(route.method) ? [undefined] : [{}, exampleOf(operation)].filter(Boolean)) {
             const res = await send(route.method, path, body);
-            const acceptable = value === '' ? res.status < 500 : res.status === 404 || (res.status === 400 && body !== undefined);
+            // A downloadUrl whose id was changed is a changed URL (decisions.md section 24): 403 forbidden.
+            const changedLink =
+              route.path.startsWith('/api/v1/attachment-downloads/') &&
+              res.status === 403 &&
+              (route.method === 'head' || res.body?.code === 'forbidden');
+            const acceptable = value === '' ? res.status < 500 : res.status === 404 || (res.status === 400 && body !== undefined) || changedLink;
             if (!acceptable) problems.push(`${route.method.toUpperCase()} ${path} ${JSON.stringify(body)}: ${res.status} ${res.body?.code ?? ''}`);
           }
         }

@@ -202,6 +202,13 @@ describe('filter (decisions.md section 25)', () => {
     it('refuses an escape other than \\" and \\\\ inside quotes, at the escaped character', async () => {
       await refused('title ~ "a\\nb"', 11);
     });
+    it('counts the position in characters (code points), as lengths are counted: an emoji before the error is one', async () => {
+      await refused('title ~ "😀" and bogus = 1', 16, 'expected "(", "not" or a field name after "and" at position 16');
+      await refused('title ~ "😀😀" or status = nope', 25, /expected a status/);
+      await refused('title ~ "😀" or label = nolabel', 23, /no label/);
+      await refused('title ~ "😀" or estimated < true', 25, /operator of estimated/);
+      await refused(`title ~ "😀" or ${'('.repeat(17)}status = todo${')'.repeat(17)}`, 31, /deeper than 16 parentheses/);
+    });
     it('refuses a keyword where a value belongs', async () => {
       await refused('status = and priority = high', 9, /a value/);
     });

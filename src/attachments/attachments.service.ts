@@ -8,7 +8,6 @@ import { ChangeLog } from '../changes/change-log.service';
 import { CHANGE_TIME } from '../changes/change';
 import { lockAttachments, lockTasks } from '../changes/locks';
 import { conflict, notFound } from '../common/errors/problem';
-import { NO_ID } from '../common/ids';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { PrismaService } from '../database/prisma.service';
 import { cte, statement, withCtes } from '../database/sql';
@@ -24,8 +23,6 @@ import { DownloadLinks } from './download-links';
 import { UploadInspector } from './content-type';
 import { ATTACHMENT_STORE, type AttachmentStore } from './storage/attachment-store';
 import { dropRestOfBody, isMultipart, notMultipart, quotaExceeded, receiveUpload, type ReceivedUpload } from './upload-reader';
-
-const RFC_4122_VARIANT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** decisions.md section 24: the 101st attachment of a task is 409. */
 export const MAX_ATTACHMENTS_PER_TASK = 100;
@@ -97,11 +94,12 @@ export class AttachmentsService {
     await this.serve(req, res, row.attachment);
   }
 
-  /** A downloadUrl: 403 unless signed here and not expired (saying nothing more), then 404 unless the attachment is live. */
+  /**
+   * A downloadUrl: 403 unless signed here and not expired (saying nothing more), then 404 unless
+   * the attachment is live. Any changed id is a changed URL (403), one that is no UUID (NO_ID,
+   * from PathIdPipe) too: no link is ever signed for it.
+   */
   async download(req: Request, res: Response, attachmentId: string, query: Record<string, unknown>): Promise<void> {
-    // A path id that is no UUID (PathIdPipe), or not one of the RFC 4122 variant every id here has,
-    // names nothing: 404 as for any unknown id, which reveals nothing either.
-    if (attachmentId === NO_ID || !RFC_4122_VARIANT.test(attachmentId)) throw notFound('Attachment');
     this.links.verify(attachmentId, query);
     const [attachment] = await this.prisma.sql.rows(
       statement<StoredAttachment>(Prisma.sql`

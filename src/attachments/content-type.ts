@@ -1,9 +1,24 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { createHash } from 'node:crypto';
-import { filetypemime } from 'magic-bytes.js';
+import { filetypeinfo } from 'magic-bytes.js';
 
 /** Bytes the magic-number detector looks at: the longest signature it knows sits in the first few KiB (tar's at 257). */
 const HEAD_BYTES = 4100;
+
+/**
+ * magic-bytes.js's signatures of one or two printable characters, and what confirms each: text
+ * starts so every day ("Groceries", "[draft]", "BMW"). JSON (`{`, `[`) is text, which the UTF-8
+ * rule names; MPEG-TS (`G`, its sync byte) repeats it at the next 188-byte packet; a BMP (`BM`)
+ * holds NUL in its header, so it is never text; EOT's `PL` is where no EOT has it (its `LP` sits
+ * at offset 34), so it confirms nothing.
+ */
+const WEAK_SIGNATURES: { typename: string; start: string; confirmed: (head: Buffer, text: boolean) => boolean }[] = [
+  { typename: 'Json', start: '{', confirmed: () => false },
+  { typename: 'Json', start: '[', confirmed: () => false },
+  { typename: 'mpeg', start: 'G', confirmed: (head) => head[188] === 0x47 },
+  { typename: 'eot', start: 'PL', confirmed: () => false },
+  { typename: 'bmp', start: 'BM', confirmed: (_head, text) => !text },
+];
 
 /**
  * What passes through an upload: counted, hashed (SHA-256) and looked at, on the way to the
@@ -42,17 +57,27 @@ export class UploadInspector extends Transform {
 
   /** What the bytes are (decisions.md section 24): their magic numbers, else the UTF-8 rule. */
   contentType(): string {
-    const detected = filetypemime(Buffer.concat(this.head))[0];
-    if (detected) return detected;
-    if (this.text) {
-      try {
-        this.decoder.decode();
-      } catch {
-        return 'application/octet-stream';
-      }
-      return 'text/plain';
+    const head = Buffer.concat(this.head);
+    const text = this.isText();
+    const start = head.subarray(0, 2).toString('latin1');
+    const detected = filetypeinfo(head).find(
+      (guess) =>
+        guess.mime !== undefined &&
+        !WEAK_SIGNATURES.some((weak) => weak.typename === guess.typename && start.startsWith(weak.start) && !weak.confirmed(head, text)),
+    );
+    if (detected) return detected.mime!;
+    return text ? 'text/plain' : 'application/octet-stream';
+  }
+
+  /** Valid UTF-8 without NUL, to its last byte: once the stream has ended. */
+  private isText(): boolean {
+    if (!this.text) return false;
+    try {
+      this.decoder.decode();
+    } catch {
+      this.text = false;
     }
-    return 'application/octet-stream';
+    return this.text;
   }
 }
 

@@ -185,6 +185,47 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
       // A multi-byte character cut by a chunk boundary is still text.
       expect((await attach(task.id, Buffer.from('é'.repeat(100_000)), 'long.txt')).contentType).toBe('text/plain');
     });
+
+    it.each([
+      ['G (an MPEG-TS sync byte)', 'Groceries: milk, eggs\n'],
+      ['PL', 'PLAN: ship on Friday\n'],
+      ['BM', 'BMW service notes\n'],
+      ['{', '{"status": "todo"}\n'],
+      ['[', '[draft] release notes\n'],
+    ])('text that starts with %s is text/plain: a letter or a bracket is no magic number', async (_start, text) => {
+      const task = await createTask(project);
+      expect((await attach(task.id, Buffer.from(text), 'notes.txt')).contentType).toBe('text/plain');
+    });
+
+    it('binary that starts with G (0x47) but is no MPEG-TS stream is application/octet-stream; one is video/mpeg', async () => {
+      const task = await createTask(project);
+      const notStream = Buffer.concat([Buffer.from([0x47, 0xff, 0xfe, 0x00]), Buffer.alloc(400, 0x01)]);
+      expect((await attach(task.id, notStream, 'g.bin')).contentType).toBe('application/octet-stream');
+      const packet = (n: number) => Buffer.concat([Buffer.from([0x47, 0x40, n, 0x10]), Buffer.alloc(184, 0xff)]);
+      expect((await attach(task.id, Buffer.concat([packet(0), packet(1)]), 'stream.ts')).contentType).toBe('video/mpeg');
+    });
+
+    it('the bytes of a BMP, JPEG, GIF, WebP and PDF are what their magic numbers say; JPEG, GIF and WebP are inline, BMP and PDF attachments', async () => {
+      const task = await createTask(project);
+      const bmp = Buffer.concat([Buffer.from('BM'), Buffer.from([0x3a, 0, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0, 0x28, 0, 0, 0]), Buffer.alloc(40)]);
+      const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00]);
+      const gif = Buffer.concat([Buffer.from('GIF89a'), Buffer.from([1, 0, 1, 0, 0x80, 0, 0])]);
+      const webp = Buffer.concat([Buffer.from('RIFF'), Buffer.from([0x24, 0, 0, 0]), Buffer.from('WEBPVP8 '), Buffer.alloc(16)]);
+      const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+      const types = [];
+      for (const [bytes, name] of [
+        [bmp, 'b.bmp'],
+        [jpeg, 'j.jpg'],
+        [gif, 'g.gif'],
+        [webp, 'w.webp'],
+        [pdf, 'p.pdf'],
+      ] as const) {
+        const attachment = await attach(task.id, bytes, name);
+        const disposition = (await project.api.get(`${one(task.id, attachment.id)}/content`).expect(200)).headers['content-disposition'];
+        types.push(`${attachment.contentType} ${disposition.split(';')[0]}`);
+      }
+      expect(types).toEqual(['image/bmp attachment', 'image/jpeg inline', 'image/gif inline', 'image/webp inline', 'application/pdf attachment']);
+    });
   });
 
   describe('names', () => {
@@ -242,6 +283,13 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
   });
 
   describe('what an upload must be', () => {
+    it('an upload is not held to the 1 MiB of JSON bodies: 3 MiB is kept whole', async () => {
+      const task = await createTask(project);
+      const bytes = Buffer.alloc(3 * 1024 * 1024, 'x');
+      const attachment = await attach(task.id, bytes, 'three-mib.txt');
+      expect([attachment.size, attachment.sha256]).toEqual([bytes.length, require('node:crypto').createHash('sha256').update(bytes).digest('hex')]);
+    });
+
     it('an empty file is 400 validation_failed naming file', async () => {
       const task = await createTask(project);
       const res = await upload(project.api, task.id, Buffer.alloc(0), 'empty.txt').expect(400);
@@ -393,6 +441,10 @@ export function attachmentRules(overrides: Partial<AppConfig> = {}): void {
         url.pathname + url.search.replace(signature, signature.slice(0, -1) + (signature.endsWith('A') ? 'B' : 'A')),
         url.pathname + url.search.replace(/expires=(\d+)/, (_m, n) => `expires=${Number(n) + 1000}`),
         url.pathname.replace(attachment.id, NO_SUCH_ID) + url.search,
+        // An id changed into one that is no id of this service: a changed URL all the same.
+        url.pathname.replace(attachment.id, `${attachment.id}0`) + url.search,
+        url.pathname.replace(attachment.id, attachment.id.toUpperCase()) + url.search,
+        url.pathname.replace(attachment.id, `${attachment.id.slice(0, 19)}c${attachment.id.slice(20)}`) + url.search,
         url.pathname,
         `${url.pathname}${url.search}&extra=1`,
       ];

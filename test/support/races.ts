@@ -40,9 +40,9 @@ export interface RaceClient {
   delete(path: string): Promise<Answer>;
 }
 
-/** Makes the app listen on a free port of 127.0.0.1 and answers its base URL. */
+/** Makes the app listen on a free port of 127.0.0.1 (once: several tests may share an app) and answers its base URL. */
 export async function listen(t: TestApp): Promise<string> {
-  await t.app.listen(0, '127.0.0.1');
+  if (!t.app.getHttpServer().listening) await t.app.listen(0, '127.0.0.1');
   const { port } = t.app.getHttpServer().address() as AddressInfo;
   return `http://127.0.0.1:${port}`;
 }

@@ -43,20 +43,46 @@ export function invalidFilter(position: number, what: string): Problem {
 /**
  * The tree of a filter expression whose field names are among `fields`, or 400 invalid_filter at
  * the first character that does not fit. The depth is checked before parsing too, so that no
- * nesting can exhaust the parser's stack.
+ * nesting can exhaust the parser's stack. Every position, in the tree and in an error, counts
+ * characters (code points), as the filter's length does: an emoji before it counts one.
  */
 export function parseFilter(text: string, fields: readonly string[]): FilterNode {
-  checkParentheses(text);
+  const characters = characterOffsets(text);
+  checkParentheses(text, characters);
   let tree: FilterNode;
   try {
     tree = PARSER.parse(text, { fields }) as FilterNode;
   } catch (error) {
     if (!isSyntaxError(error)) throw error;
-    const position = error.location.start.offset;
-    throw invalidFilter(position, `expected ${expectations(error.expected ?? [])}${after(text, position)}`);
+    const offset = error.location.start.offset;
+    throw invalidFilter(characters(offset), `expected ${expectations(error.expected ?? [])}${after(text, offset)}`);
   }
+  inCharacters(tree, characters);
   checkLimits(tree);
   return tree;
+}
+
+/** The character (code point) offset of each UTF-16 offset of `text`: peggy counts UTF-16 units. */
+function characterOffsets(text: string): (offset: number) => number {
+  if (!/[\uD800-\uDFFF]/.test(text)) return (offset) => offset;
+  return (offset) => [...text.slice(0, offset)].length;
+}
+
+/** Rewrites the tree's offsets (UTF-16 units, as peggy gives them) as character offsets. */
+function inCharacters(node: FilterNode, characters: (offset: number) => number): void {
+  node.at = characters(node.at);
+  switch (node.kind) {
+    case 'condition':
+      node.field.at = characters(node.field.at);
+      node.operatorAt = characters(node.operatorAt);
+      for (const value of node.values) value.at = characters(value.at);
+      return;
+    case 'not':
+    case 'group':
+      return inCharacters(node.item, characters);
+    default:
+      return node.items.forEach((item) => inCharacters(item, characters));
+  }
 }
 
 /**
@@ -64,7 +90,7 @@ export function parseFilter(text: string, fields: readonly string[]): FilterNode
  * parentheses can be an `in` list, so a 17th level below 17 others is certainly a group: the
  * same position the tree's check (checkLimits) gives.
  */
-function checkParentheses(text: string): void {
+function checkParentheses(text: string, characters: (offset: number) => number): void {
   const open: number[] = [];
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
@@ -75,7 +101,7 @@ function checkParentheses(text: string): void {
     } else if (character === '"') quoted = true;
     else if (character === '(') {
       open.push(i);
-      if (open.length > MAX_FILTER_DEPTH + 1) throw tooDeep(open[MAX_FILTER_DEPTH]);
+      if (open.length > MAX_FILTER_DEPTH + 1) throw tooDeep(characters(open[MAX_FILTER_DEPTH]));
     } else if (character === ')') open.pop();
   }
 }
