@@ -106,7 +106,7 @@ export class BulkCreateTasksDto {
   @IsArray()
   @ArrayMinSize(1, { message: 'must hold 1 to 100 tasks' })
   @ArrayMaxSize(100, { message: 'must hold 1 to 100 tasks' })
-  @ValidateNested({ each: true })
+  @ValidateNested({ each: true, message: 'must be a task body: a JSON object, as POST /api/v1/tasks takes it' })
   @Type(() => CreateTaskDto)
   tasks: CreateTaskDto[];
 }
