@@ -4,6 +4,15 @@ import { asAdmin, useProject } from './support/fixtures';
 import { startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process';
 import { useTestApp } from './support/test-app';
 
+// The HOST rule's server, a process of its own: started before anything else, so that it boots
+// beside this file's apps rather than after them.
+let hostServer: Promise<ServerProcess>;
+beforeAll(() => {
+  hostServer = startServerProcess({ HOST: '127.0.0.1', DATA_DIR: 'memory://' });
+  hostServer.catch(() => undefined); // awaited (and failing) in its test
+});
+afterAll(async () => stopServerProcess(await hostServer.catch(() => undefined)));
+
 // decisions.md section 22: what browsers need from every answer.
 const EXPOSED = 'ETag,Location,Retry-After,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,X-Request-Id,Idempotent-Replayed';
 
@@ -118,12 +127,9 @@ describe('CORS_ORIGINS', () => {
 });
 
 describe('HOST', () => {
-  let server: ServerProcess | undefined;
-  afterEach(() => stopServerProcess(server));
-
   it('listens on every interface by default, and on HOST alone when it is set', async () => {
     expect(loadConfig({}).host).toBeNull();
-    server = await startServerProcess({ HOST: '127.0.0.1', DATA_DIR: 'memory://' });
+    const server = await hostServer;
     expect(server.stdout()).toMatch(/"msg":"Listening on http:\/\/127\.0\.0\.1:\d+ /);
     expect((await fetch(`${server.baseUrl}/health`)).status).toBe(200);
     // Another address of this machine, where there is one, finds nobody listening.

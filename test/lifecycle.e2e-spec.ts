@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '../src/config/app-config';
 import { DrainState } from '../src/lifecycle/drain-state';
 import { HttpDrain } from '../src/lifecycle/http-drain';
 import { openEventStream } from './support/event-stream';
-import { createProject, createTask } from './support/fixtures';
+import { createProject } from './support/fixtures';
 import { engine, startTestApp } from './support/test-app';
 
 describe('configuration', () => {
@@ -56,7 +56,7 @@ describe('graceful shutdown', () => {
   it('finishes the requests in flight, then stops accepting connections', async () => {
     const t = await startTestApp();
     const project = await createProject(t);
-    for (let i = 0; i < 30; i++) await createTask(project, { title: `Task ${i}` });
+    await project.api.post('/api/v1/tasks/bulk', { tasks: Array.from({ length: 30 }, (_, i) => ({ title: `Task ${i}` })) }).expect(201);
     await t.app.listen(0, '127.0.0.1');
     const { port } = t.app.getHttpServer().address() as AddressInfo;
     const url = `http://127.0.0.1:${port}/api/v1/tasks?limit=100`;

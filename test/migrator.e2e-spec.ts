@@ -62,68 +62,76 @@ const recorded = (session: SqlSession) =>
   );
 
 describe('migrator', () => {
+  // What Prisma makes of schema.prisma from nothing (its CLI, a process of its own, which lingers
+  // after its answer): started at once, so that it runs while the database rules below run here.
+  let fromSchema: Promise<string>;
+  beforeAll(() => {
+    fromSchema = prismaCli(['migrate', 'diff', '--from-empty', '--to-schema-datamodel', 'prisma/schema.prisma', '--script']);
+    fromSchema.catch(() => undefined); // awaited (and failing) in its test
+  });
+
+  // One database, migrated by the first rule that asks for it: the rules after that one read it
+  // or try a changed or failing migration on it, each leaving it as it was (which they check).
+  let migrated: { db: DatabaseEngine; close(): Promise<void> } | undefined;
+  let firstRun: Promise<{ applied: string[]; wasEmpty: boolean }> | undefined;
+  const migratedDatabase = async () => {
+    firstRun ??= openFresh().then((fresh) => ((migrated = fresh), fresh.db.withSession((session) => applyMigrations(session))));
+    return { result: await firstRun, db: migrated!.db };
+  };
+  afterAll(() => migrated?.close());
+
   it('applies every migration in name order and records each in _prisma_migrations as Prisma does', async () => {
-    const fresh = await openFresh();
-    try {
-      const result = await fresh.db.withSession((session) => applyMigrations(session));
-      const names = await migrationNames();
-      expect(result).toEqual({ applied: names, wasEmpty: true });
-      const rows = await fresh.db.withSession(recorded);
-      expect(rows.map((row) => row.migration_name)).toEqual(names);
-      for (const row of rows) {
-        const sql = await readFile(path.join(MIGRATIONS_DIR, row.migration_name, 'migration.sql'));
-        expect(row.checksum).toBe(createHash('sha256').update(sql).digest('hex'));
-        expect(row.finished_at).toBeInstanceOf(Date);
-        expect(row.applied_steps_count).toBe(1);
-        expect(row.id).toMatch(/^[0-9a-f-]{36}$/);
-      }
-    } finally {
-      await fresh.close();
+    const { result, db } = await migratedDatabase();
+    const names = await migrationNames();
+    expect(result).toEqual({ applied: names, wasEmpty: true });
+    const rows = await db.withSession(recorded);
+    expect(rows.map((row) => row.migration_name)).toEqual(names);
+    for (const row of rows) {
+      const sql = await readFile(path.join(MIGRATIONS_DIR, row.migration_name, 'migration.sql'));
+      expect(row.checksum).toBe(createHash('sha256').update(sql).digest('hex'));
+      expect(row.finished_at).toBeInstanceOf(Date);
+      expect(row.applied_steps_count).toBe(1);
+      expect(row.id).toMatch(/^[0-9a-f-]{36}$/);
     }
   });
 
   it('is idempotent: a second run applies nothing and leaves the records as they were', async () => {
-    const fresh = await openFresh();
-    try {
-      await fresh.db.withSession((session) => applyMigrations(session));
-      const before = await fresh.db.withSession(recorded);
-      const second = await fresh.db.withSession((session) => applyMigrations(session));
-      expect(second).toEqual({ applied: [], wasEmpty: false });
-      expect(await fresh.db.withSession(recorded)).toEqual(before);
-    } finally {
-      await fresh.close();
-    }
+    const { db } = await migratedDatabase();
+    const before = await db.withSession(recorded);
+    const second = await db.withSession((session) => applyMigrations(session));
+    expect(second).toEqual({ applied: [], wasEmpty: false });
+    expect(await db.withSession(recorded)).toEqual(before);
   });
 
   it('refuses to go on when an applied migration was changed afterwards', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'migrations-'));
-    const fresh = await openFresh();
+    const { db } = await migratedDatabase();
     try {
       await cp(MIGRATIONS_DIR, dir, { recursive: true });
-      await fresh.db.withSession((session) => applyMigrations(session, dir));
+      const before = await db.withSession(recorded);
+      expect(await db.withSession((session) => applyMigrations(session, dir))).toEqual({ applied: [], wasEmpty: false });
       const [first] = await migrationNames(dir);
       await writeFile(path.join(dir, first, 'migration.sql'), '-- edited\n', { flag: 'a' });
-      await expect(fresh.db.withSession((session) => applyMigrations(session, dir))).rejects.toThrow(/changed after it was applied/);
+      await expect(db.withSession((session) => applyMigrations(session, dir))).rejects.toThrow(/changed after it was applied/);
+      expect(await db.withSession(recorded)).toEqual(before);
     } finally {
-      await fresh.close();
       await rm(dir, { recursive: true, force: true });
     }
   });
 
   it('rolls back a failing migration entirely and records nothing for it', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'migrations-'));
-    const fresh = await openFresh();
+    const { db } = await migratedDatabase();
     try {
       await cp(MIGRATIONS_DIR, dir, { recursive: true });
-      await fresh.db.withSession((session) => applyMigrations(session, dir));
+      expect(await db.withSession((session) => applyMigrations(session, dir))).toEqual({ applied: [], wasEmpty: false });
       await cp(path.join(dir, (await migrationNames(dir))[0]), path.join(dir, '99999999999999_broken'), { recursive: true });
       await writeFile(path.join(dir, '99999999999999_broken', 'migration.sql'), 'CREATE TABLE half_done (id int);\nSELECT no_such_function();\n');
-      await expect(fresh.db.withSession((session) => applyMigrations(session, dir))).rejects.toThrow(/99999999999999_broken failed/);
-      const tables = await fresh.db.withSession((session) => session.query("SELECT 1 FROM pg_tables WHERE tablename = 'half_done'"));
+      await expect(db.withSession((session) => applyMigrations(session, dir))).rejects.toThrow(/99999999999999_broken failed/);
+      const tables = await db.withSession((session) => session.query("SELECT 1 FROM pg_tables WHERE tablename = 'half_done'"));
       expect(tables).toEqual([]);
-      expect((await fresh.db.withSession(recorded)).map((row) => row.migration_name)).not.toContain('99999999999999_broken');
+      expect((await db.withSession(recorded)).map((row) => row.migration_name)).not.toContain('99999999999999_broken');
     } finally {
-      await fresh.close();
       await rm(dir, { recursive: true, force: true });
     }
   });
@@ -144,11 +152,10 @@ describe('migrator', () => {
     }
   });
 
-  // Its Prisma CLI runs take about 40 s each on a loaded machine: past Jest's 60 s, hence 240 s.
+  // Its Prisma CLI run takes about 40 s on a loaded machine: past Jest's 60 s, hence 240 s.
   it('builds the schema that prisma/schema.prisma describes, plus the hand-written migrations', async () => {
     // What Prisma makes of schema.prisma from nothing, then every migration of what it cannot say:
     // hand-written ones, and the field rules `npm run db:migration` writes.
-    const fromSchema = await prismaCli(['migrate', 'diff', '--from-empty', '--to-schema-datamodel', 'prisma/schema.prisma', '--script']);
     const handWritten: string[] = [];
     for (const name of await migrationNames()) {
       const sql = await readFile(path.join(MIGRATIONS_DIR, name, 'migration.sql'), 'utf8');
@@ -156,19 +163,18 @@ describe('migrator', () => {
     }
     expect(handWritten.length).toBeGreaterThan(0);
     const expected = await openFresh();
-    const migrated = await openFresh();
     try {
+      const script = await fromSchema;
       await expected.db.withSession(async (session) => {
-        await session.exec(fromSchema);
+        await session.exec(script);
         for (const sql of handWritten) await session.exec(sql);
       });
-      await migrated.db.withSession((session) => applyMigrations(session));
-      const [want, got] = await Promise.all([expected.db.withSession(catalog), migrated.db.withSession(catalog)]);
+      const { db } = await migratedDatabase();
+      const [want, got] = await Promise.all([expected.db.withSession(catalog), db.withSession(catalog)]);
       expect(want.length).toBeGreaterThan(50);
       expect(got).toEqual(want);
     } finally {
       await expected.close();
-      await migrated.close();
     }
   }, 240_000);
 

@@ -104,7 +104,7 @@ export interface PoolStats {
 }
 
 /** Pool size on PostgreSQL, per instance. */
-const POOL_MAX = 10;
+export const POOL_MAX = 10;
 /** How long a query waits for a connection (then 503): requests fail fast rather than queue while PostgreSQL is away. */
 const POOL_CONNECTION_TIMEOUT_MS = 5_000;
 const SESSION_OPTIONS = '-c TimeZone=UTC -c idle_in_transaction_session_timeout=15s -c jit=off';

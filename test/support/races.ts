@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { POOL_MAX } from '../../src/database/database-engine';
 import type { TestApp } from './test-app';
 import { engine } from './test-database';
 
@@ -23,6 +24,30 @@ export const describeRaces = (name: string, body: () => void): void => {
 
 /** Rounds of each race: RACE_ROUNDS, default 200 (the bar of issue 24). */
 export const RACE_ROUNDS = Number(process.env.RACE_ROUNDS ?? 200);
+
+/**
+ * How many rounds of a race of `width` requests run at once (inLanes): as many as keep every
+ * request of lanes racing together on a pool connection of its own, so that none waits for one
+ * and each race is as simultaneous as alone; at most 4.
+ */
+export const lanesFor = (width: number): number => Math.max(1, Math.min(4, Math.floor(POOL_MAX / width)));
+
+/**
+ * Runs rounds 0 to `rounds` - 1 in `lanes` lanes at once, each lane its rounds one after the
+ * other (lane l: rounds l, l + lanes, ...). A lane works on a project of its own, whose rows and
+ * event row no other lane locks: one lane's requests use the time another waits for PostgreSQL,
+ * and its races meet the same contention as alone. Every lane runs to its end; then the first
+ * failure, if any, is thrown.
+ */
+export async function inLanes(lanes: number, rounds: number, round: (index: number, lane: number) => Promise<void>): Promise<void> {
+  const settled = await Promise.allSettled(
+    Array.from({ length: lanes }, async (_, lane) => {
+      for (let index = lane; index < rounds; index += lanes) await round(index, lane);
+    }),
+  );
+  const failed = settled.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
