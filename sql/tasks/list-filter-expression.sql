@@ -71,7 +71,10 @@ WITH
           t.project_id = $1::uuid
           AND t.deleted_at IS NULL
           AND (
-            COALESCE(t.assignee_id = $2::uuid, false)
+            (
+              t.assignee_id = $2::uuid
+              AND NOT (t.assignee_id IS NULL)
+            )
             AND (
               (
                 EXISTS (
@@ -86,7 +89,10 @@ WITH
               )
               OR (t.priority = $4::task_priority)
             )
-            AND NOT COALESCE(t.due_date < $5::date, false)
+            AND NOT (
+              t.due_date < $5::date
+              AND NOT (t.due_date IS NULL)
+            )
           )
         ORDER BY
           t.created_at DESC,
@@ -152,7 +158,10 @@ SELECT
                 t.project_id = $15::uuid
                 AND t.deleted_at IS NULL
                 AND (
-                  COALESCE(t.assignee_id = $16::uuid, false)
+                  (
+                    t.assignee_id = $16::uuid
+                    AND NOT (t.assignee_id IS NULL)
+                  )
                   AND (
                     (
                       EXISTS (
@@ -167,7 +176,10 @@ SELECT
                     )
                     OR (t.priority = $18::task_priority)
                   )
-                  AND NOT COALESCE(t.due_date < $19::date, false)
+                  AND NOT (
+                    t.due_date < $19::date
+                    AND NOT (t.due_date IS NULL)
+                  )
                 )
             ) - (
               SELECT
@@ -178,7 +190,10 @@ SELECT
                 t.project_id = $20::uuid
                 AND t.deleted_at IS NULL
                 AND (
-                  COALESCE(t.assignee_id = $21::uuid, false)
+                  (
+                    t.assignee_id = $21::uuid
+                    AND NOT (t.assignee_id IS NULL)
+                  )
                   AND (
                     (
                       EXISTS (
@@ -193,7 +208,10 @@ SELECT
                     )
                     OR (t.priority = $23::task_priority)
                   )
-                  AND NOT COALESCE(t.due_date < $24::date, false)
+                  AND NOT (
+                    t.due_date < $24::date
+                    AND NOT (t.due_date IS NULL)
+                  )
                 )
             )
           ),
@@ -214,7 +232,10 @@ SELECT
         t.project_id = $27::uuid
         AND t.deleted_at IS NULL
         AND (
-          COALESCE(t.assignee_id = $28::uuid, false)
+          (
+            t.assignee_id = $28::uuid
+            AND NOT (t.assignee_id IS NULL)
+          )
           AND (
             (
               EXISTS (
@@ -229,7 +250,10 @@ SELECT
             )
             OR (t.priority = $30::task_priority)
           )
-          AND NOT COALESCE(t.due_date < $31::date, false)
+          AND NOT (
+            t.due_date < $31::date
+            AND NOT (t.due_date IS NULL)
+          )
         )
     )
   END AS total,

@@ -124,7 +124,9 @@ function toSql(node: FilterNode, resolved: ReadonlyMap<FilterValue, ResolvedId>)
 function conditionSql(condition: FilterCondition, resolved: ReadonlyMap<FilterValue, ResolvedId>): Prisma.Sql {
   const rule = ruleOf(condition);
   const values = condition.values.map((value) => rule.value(value, resolved));
-  const known = (sql: Prisma.Sql) => (rule.nullable ? Prisma.sql`COALESCE(${sql}, false)` : Prisma.sql`(${sql})`);
+  // NULL only where the value is missing, so ANDed with its presence it is false there: unlike
+  // COALESCE(..., false), the comparison stays one an index on the column can serve.
+  const known = (sql: Prisma.Sql) => (rule.nullable ? Prisma.sql`(${sql} AND NOT (${rule.empty!}))` : Prisma.sql`(${sql})`);
   const oneOf = () =>
     rule.oneOf
       ? rule.oneOf(values)

@@ -30,6 +30,7 @@ export interface FilterField<V> {
   /** The value `value` stands for, or 400 invalid_filter at its position. */
   value(value: FilterValue, resolved: ReadonlyMap<FilterValue, ResolvedId>): V;
   lookup?: Lookup;
+  /** May be SQL NULL (a task without the value): then `empty` says when. */
   nullable: boolean;
   /** It reads more than the task row (labels, dependencies, comments): totals are counted again. */
   readsOtherTables?: true;
@@ -41,6 +42,8 @@ export interface FilterField<V> {
 }
 
 function field<V>(definition: FilterField<V>): FilterField<V> {
+  // The compiler reads a nullable field's comparisons as "present and ...": it needs `empty` (at load, not at a request).
+  if (definition.nullable && !definition.empty) throw new Error(`A nullable filter field needs empty: ${definition.takes}`);
   return definition;
 }
 
