@@ -39,7 +39,15 @@ module.exports = {
   projects: [
     // Rules with a clock or input no HTTP test can reach, once (no database).
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.spec.ts'] },
-    { ...common, displayName: 'pglite', globals: { TEST_DATABASE_ENGINE: 'pglite' } },
+    {
+      ...common,
+      displayName: 'pglite',
+      globals: { TEST_DATABASE_ENGINE: 'pglite' },
+      // initdb once for the run, not once per app (docs/testing.md, "Run time").
+      globalSetup: '<rootDir>/test/support/pglite-global-setup.js',
+      globalTeardown: '<rootDir>/test/support/pglite-global-teardown.js',
+      setupFiles: ['<rootDir>/test/support/pglite-blank-image.ts'],
+    },
     {
       ...common,
       displayName: 'postgresql',
