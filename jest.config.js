@@ -55,6 +55,7 @@ module.exports = {
       displayName: 'postgresql',
       globals: { TEST_DATABASE_ENGINE: 'postgresql' },
       globalSetup: '<rootDir>/test/support/postgres-global-setup.js',
+      globalTeardown: '<rootDir>/test/support/postgres-global-teardown.js',
     },
   ],
 };
