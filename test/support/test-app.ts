@@ -27,7 +27,8 @@ export interface TestApp {
 
 /**
  * The whole application (createApp, as main.ts builds it) on a database of its own:
- * an in-memory PGlite, or a fresh PostgreSQL database dropped again by close().
+ * an in-memory PGlite, or a fresh PostgreSQL database (already migrated, createTestDatabase)
+ * dropped again by close().
  * Every answer it gives is checked against the OpenAPI document it serves (AnswerChecker):
  * a request made through `http` fails on its own answer; any other (fetch, a child
  * process) fails the close() at the end of the file.
@@ -37,7 +38,7 @@ export async function startTestApp(
   database?: TestDatabase,
   options: { logDestination?: DestinationStream } = {},
 ): Promise<TestApp> {
-  database ??= await createTestDatabase();
+  database ??= await createTestDatabase({ migrated: true });
   const config: AppConfig = {
     // The defaults a deployment gets from an empty environment, then the test's own.
     ...loadConfig({}),
