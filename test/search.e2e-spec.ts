@@ -243,6 +243,38 @@ describe('search (decisions.md section 25)', () => {
       }
     });
 
+    it('pages a search of more than a thousand matches as one of a few: the same pages as filter text ~, in both orders', async () => {
+      // A search's page is taken from its matches when they are at most 1 000 (TaskReader.readPage), from the
+      // order's index otherwise; `filter=text ~` is the same condition read the one way only.
+      const [many, few] = [word(), word()];
+      for (let batch = 0; batch < 11; batch++) {
+        const tasks = Array.from({ length: batch < 10 ? 100 : 5 }, (_, i) => ({ title: `${many} ${batch}-${i}`, description: i < 5 ? few : 'x' }));
+        await project.api.post('/api/v1/tasks/bulk', { tasks }).expect(201);
+      }
+      const pages = async (query: string): Promise<Json[]> => {
+        const all: Json[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: Json = await search(`${query}&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+          all.push({ total: page.total, ids: page.tasks.map((task: Json) => task.id) });
+          cursor = page.nextCursor;
+        } while (cursor);
+        return all;
+      };
+      for (const [text, total] of [
+        [many, 1005],
+        [few, 55],
+      ] as const) {
+        for (const sort of ['created', 'rank']) {
+          const searched = await pages(`search=${text}&sort=${sort}`);
+          expect(searched.flatMap((page) => page.ids)).toHaveLength(total);
+          expect(searched).toEqual(await pages(`filter=${encodeURIComponent(`text ~ "${text}"`)}&sort=${sort}`));
+        }
+        const relevant = (await pages(`search=${text}&sort=relevance`)).flatMap((page) => page.ids);
+        expect(new Set(relevant).size).toBe(total);
+      }
+    });
+
     it('orders sort=relevance title over description over comment, ties newest created first', async () => {
       const stem = word();
       const inComment = await createTask(project, { title: 'third' });

@@ -22,6 +22,17 @@ SELECT
 -- A statement (PrismaService.sql):
 -- 2.
 WITH
+  search_hits AS MATERIALIZED (
+    SELECT
+      s.task_id
+    FROM
+      task_search s
+    WHERE
+      s.project_id = $1::uuid
+      AND s.document @@ task_search_query ($2)
+    LIMIT
+      $3
+  ),
   shown AS MATERIALIZED (
     SELECT
       t.*,
@@ -38,45 +49,102 @@ WITH
       ) AS position
     FROM
       (
-        SELECT
-          t.*
-        FROM
-          (
-            SELECT
-              t.*,
-              COALESCE(
-                (
-                  SELECT
-                    ts_rank(s.document, task_search_query ($1))
-                  FROM
-                    task_search s
-                  WHERE
-                    s.task_id = t.id
-                ),
-                0
-              ) AS search_rank
-            FROM
-              tasks t
-          ) t
-        WHERE
-          t.project_id = $2::uuid
-          AND t.deleted_at IS NULL
-          AND EXISTS (
-            SELECT
-              1
-            FROM
-              task_search s
-            WHERE
-              s.task_id = t.id
-              AND s.document @@ task_search_query ($3)
-          )
-          AND (t.search_rank, t.created_at, t.id) < ($4::real, $5, $6::uuid)
-        ORDER BY
-          t.search_rank DESC,
-          t.created_at DESC,
-          t.id DESC
-        LIMIT
-          $7
+        (
+          SELECT
+            t.*
+          FROM
+            search_hits h
+            JOIN (
+              SELECT
+                t.*,
+                COALESCE(
+                  (
+                    SELECT
+                      ts_rank(s.document, task_search_query ($4))
+                    FROM
+                      task_search s
+                    WHERE
+                      s.task_id = t.id
+                  ),
+                  0
+                ) AS search_rank
+              FROM
+                tasks t
+            ) t ON t.id = h.task_id
+          WHERE
+            t.project_id = $5::uuid
+            AND t.deleted_at IS NULL
+            AND EXISTS (
+              SELECT
+                1
+              FROM
+                task_search s
+              WHERE
+                s.task_id = t.id
+                AND s.document @@ task_search_query ($6)
+            )
+            AND (t.search_rank, t.created_at, t.id) < ($7::real, $8, $9::uuid)
+            AND (
+              SELECT
+                count(*)
+              FROM
+                search_hits
+            ) <= $10
+          ORDER BY
+            t.search_rank DESC,
+            t.created_at DESC,
+            t.id DESC
+          LIMIT
+            $11
+        )
+        UNION ALL
+        (
+          SELECT
+            t.*
+          FROM
+            (
+              SELECT
+                t.*,
+                COALESCE(
+                  (
+                    SELECT
+                      ts_rank(s.document, task_search_query ($12))
+                    FROM
+                      task_search s
+                    WHERE
+                      s.task_id = t.id
+                  ),
+                  0
+                ) AS search_rank
+              FROM
+                tasks t
+            ) t
+          WHERE
+            t.project_id = $13::uuid
+            AND t.deleted_at IS NULL
+            AND EXISTS (
+              SELECT
+                1
+              FROM
+                task_search s
+              WHERE
+                s.task_id = t.id
+                AND s.document @@ task_search_query ($14)
+            )
+            AND (t.search_rank, t.created_at, t.id) < ($15::real, $16, $17::uuid)
+            AND (
+              SELECT
+                count(*)
+              FROM
+                search_hits
+            ) > $18
+          ORDER BY
+            t.search_rank DESC,
+            t.created_at DESC,
+            t.id DESC
+          LIMIT
+            $19
+        )
       ) t
   ),
   shown_labels AS MATERIALIZED (
@@ -115,15 +183,15 @@ WITH
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $8::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $20::uuid
   )
 SELECT
   version.version::text AS version,
   CASE
-    WHEN version.version = $9::bigint THEN $10::int
-    WHEN $11
-    AND $12::bigint >= version.deltas_from
-    AND version.version - $13::bigint <= $14 THEN $15::int + (
+    WHEN version.version = $21::bigint THEN $22::int
+    WHEN $23
+    AND $24::bigint >= version.deltas_from
+    AND version.version - $25::bigint <= $26 THEN $27::int + (
       SELECT
         COALESCE(
           sum(
@@ -133,7 +201,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $16::uuid
+                t.project_id = $28::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -142,7 +210,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($17)
+                    AND s.document @@ task_search_query ($29)
                 )
             ) - (
               SELECT
@@ -150,7 +218,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $18::uuid
+                t.project_id = $30::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -159,7 +227,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($19)
+                    AND s.document @@ task_search_query ($31)
                 )
             )
           ),
@@ -168,8 +236,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $20::uuid
-        AND d.version > $21::bigint
+        d.project_id = $32::uuid
+        AND d.version > $33::bigint
     )
     ELSE (
       SELECT
@@ -177,7 +245,7 @@ SELECT
       FROM
         tasks t
       WHERE
-        t.project_id = $22::uuid
+        t.project_id = $34::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -186,7 +254,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND s.document @@ task_search_query ($23)
+            AND s.document @@ task_search_query ($35)
         )
     )
   END AS total,
@@ -246,7 +314,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $24
+      t.position <= $36
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -257,13 +325,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $25
+      t.position = $37
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $26
+          shown.position > $38
       )
   ) next ON true;

@@ -22,6 +22,17 @@ SELECT
 -- A statement (PrismaService.sql):
 -- 2.
 WITH
+  search_hits AS MATERIALIZED (
+    SELECT
+      s.task_id
+    FROM
+      task_search s
+    WHERE
+      s.project_id = $1::uuid
+      AND s.document @@ task_search_query ($2)
+    LIMIT
+      $3
+  ),
   shown AS MATERIALIZED (
     SELECT
       t.*,
@@ -38,44 +49,100 @@ WITH
       ) AS position
     FROM
       (
-        SELECT
-          t.*
-        FROM
-          (
-            SELECT
-              t.*,
-              COALESCE(
-                (
-                  SELECT
-                    ts_rank(s.document, task_search_query ($1))
-                  FROM
-                    task_search s
-                  WHERE
-                    s.task_id = t.id
-                ),
-                0
-              ) AS search_rank
-            FROM
-              tasks t
-          ) t
-        WHERE
-          t.project_id = $2::uuid
-          AND t.deleted_at IS NULL
-          AND EXISTS (
-            SELECT
-              1
-            FROM
-              task_search s
-            WHERE
-              s.task_id = t.id
-              AND s.document @@ task_search_query ($3)
-          )
-        ORDER BY
-          t.search_rank DESC,
-          t.created_at DESC,
-          t.id DESC
-        LIMIT
-          $4
+        (
+          SELECT
+            t.*
+          FROM
+            search_hits h
+            JOIN (
+              SELECT
+                t.*,
+                COALESCE(
+                  (
+                    SELECT
+                      ts_rank(s.document, task_search_query ($4))
+                    FROM
+                      task_search s
+                    WHERE
+                      s.task_id = t.id
+                  ),
+                  0
+                ) AS search_rank
+              FROM
+                tasks t
+            ) t ON t.id = h.task_id
+          WHERE
+            t.project_id = $5::uuid
+            AND t.deleted_at IS NULL
+            AND EXISTS (
+              SELECT
+                1
+              FROM
+                task_search s
+              WHERE
+                s.task_id = t.id
+                AND s.document @@ task_search_query ($6)
+            )
+            AND (
+              SELECT
+                count(*)
+              FROM
+                search_hits
+            ) <= $7
+          ORDER BY
+            t.search_rank DESC,
+            t.created_at DESC,
+            t.id DESC
+          LIMIT
+            $8
+        )
+        UNION ALL
+        (
+          SELECT
+            t.*
+          FROM
+            (
+              SELECT
+                t.*,
+                COALESCE(
+                  (
+                    SELECT
+                      ts_rank(s.document, task_search_query ($9))
+                    FROM
+                      task_search s
+                    WHERE
+                      s.task_id = t.id
+                  ),
+                  0
+                ) AS search_rank
+              FROM
+                tasks t
+            ) t
+          WHERE
+            t.project_id = $10::uuid
+            AND t.deleted_at IS NULL
+            AND EXISTS (
+              SELECT
+                1
+              FROM
+                task_search s
+              WHERE
+                s.task_id = t.id
+                AND s.document @@ task_search_query ($11)
+            )
+            AND (
+              SELECT
+                count(*)
+              FROM
+                search_hits
+            ) > $12
+          ORDER BY
+            t.search_rank DESC,
+            t.created_at DESC,
+            t.id DESC
+          LIMIT
+            $13
+        )
       ) t
   ),
   shown_labels AS MATERIALIZED (
@@ -114,15 +181,15 @@ WITH
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $5::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $14::uuid
   )
 SELECT
   version.version::text AS version,
   CASE
-    WHEN version.version = $6::bigint THEN $7::int
-    WHEN $8
-    AND $9::bigint >= version.deltas_from
-    AND version.version - $10::bigint <= $11 THEN $12::int + (
+    WHEN version.version = $15::bigint THEN $16::int
+    WHEN $17
+    AND $18::bigint >= version.deltas_from
+    AND version.version - $19::bigint <= $20 THEN $21::int + (
       SELECT
         COALESCE(
           sum(
@@ -132,7 +199,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $13::uuid
+                t.project_id = $22::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -141,7 +208,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($14)
+                    AND s.document @@ task_search_query ($23)
                 )
             ) - (
               SELECT
@@ -149,7 +216,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $15::uuid
+                t.project_id = $24::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -158,7 +225,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($16)
+                    AND s.document @@ task_search_query ($25)
                 )
             )
           ),
@@ -167,8 +234,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $17::uuid
-        AND d.version > $18::bigint
+        d.project_id = $26::uuid
+        AND d.version > $27::bigint
     )
     ELSE (
       SELECT
@@ -176,7 +243,7 @@ SELECT
       FROM
         tasks t
       WHERE
-        t.project_id = $19::uuid
+        t.project_id = $28::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -185,7 +252,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND s.document @@ task_search_query ($20)
+            AND s.document @@ task_search_query ($29)
         )
     )
   END AS total,
@@ -245,7 +312,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $21
+      t.position <= $30
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -256,13 +323,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $22
+      t.position = $31
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $23
+          shown.position > $32
       )
   ) next ON true;

@@ -22,6 +22,17 @@ SELECT
 -- A statement (PrismaService.sql):
 -- 2.
 WITH
+  search_hits AS MATERIALIZED (
+    SELECT
+      s.task_id
+    FROM
+      task_search s
+    WHERE
+      s.project_id = $1::uuid
+      AND s.document @@ task_search_query ($2)
+    LIMIT
+      $3
+  ),
   shown AS MATERIALIZED (
     SELECT
       t.*,
@@ -33,27 +44,66 @@ WITH
       ) AS position
     FROM
       (
-        SELECT
-          t.*
-        FROM
-          tasks t
-        WHERE
-          t.project_id = $1::uuid
-          AND t.deleted_at IS NULL
-          AND EXISTS (
-            SELECT
-              1
-            FROM
-              task_search s
-            WHERE
-              s.task_id = t.id
-              AND s.document @@ task_search_query ($2)
-          )
-        ORDER BY
-          t.created_at DESC,
-          t.id DESC
-        LIMIT
-          $3
+        (
+          SELECT
+            t.*
+          FROM
+            search_hits h
+            JOIN tasks t ON t.id = h.task_id
+          WHERE
+            t.project_id = $4::uuid
+            AND t.deleted_at IS NULL
+            AND EXISTS (
+              SELECT
+                1
+              FROM
+                task_search s
+              WHERE
+                s.task_id = t.id
+                AND s.document @@ task_search_query ($5)
+            )
+            AND (
+              SELECT
+                count(*)
+              FROM
+                search_hits
+            ) <= $6
+          ORDER BY
+            t.created_at DESC,
+            t.id DESC
+          LIMIT
+            $7
+        )
+        UNION ALL
+        (
+          SELECT
+            t.*
+          FROM
+            tasks t
+          WHERE
+            t.project_id = $8::uuid
+            AND t.deleted_at IS NULL
+            AND EXISTS (
+              SELECT
+                1
+              FROM
+                task_search s
+              WHERE
+                s.task_id = t.id
+                AND s.document @@ task_search_query ($9)
+            )
+            AND (
+              SELECT
+                count(*)
+              FROM
+                search_hits
+            ) > $10
+          ORDER BY
+            t.created_at DESC,
+            t.id DESC
+          LIMIT
+            $11
+        )
       ) t
   ),
   shown_labels AS MATERIALIZED (
@@ -92,15 +142,15 @@ WITH
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $4::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $12::uuid
   )
 SELECT
   version.version::text AS version,
   CASE
-    WHEN version.version = $5::bigint THEN $6::int
-    WHEN $7
-    AND $8::bigint >= version.deltas_from
-    AND version.version - $9::bigint <= $10 THEN $11::int + (
+    WHEN version.version = $13::bigint THEN $14::int
+    WHEN $15
+    AND $16::bigint >= version.deltas_from
+    AND version.version - $17::bigint <= $18 THEN $19::int + (
       SELECT
         COALESCE(
           sum(
@@ -110,7 +160,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $12::uuid
+                t.project_id = $20::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -119,7 +169,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($13)
+                    AND s.document @@ task_search_query ($21)
                 )
             ) - (
               SELECT
@@ -127,7 +177,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $14::uuid
+                t.project_id = $22::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -136,7 +186,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($15)
+                    AND s.document @@ task_search_query ($23)
                 )
             )
           ),
@@ -145,8 +195,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $16::uuid
-        AND d.version > $17::bigint
+        d.project_id = $24::uuid
+        AND d.version > $25::bigint
     )
     ELSE (
       SELECT
@@ -154,7 +204,7 @@ SELECT
       FROM
         tasks t
       WHERE
-        t.project_id = $18::uuid
+        t.project_id = $26::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -163,7 +213,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND s.document @@ task_search_query ($19)
+            AND s.document @@ task_search_query ($27)
         )
     )
   END AS total,
@@ -223,7 +273,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $20
+      t.position <= $28
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -234,13 +284,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $21
+      t.position = $29
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $22
+          shown.position > $30
       )
   ) next ON true;

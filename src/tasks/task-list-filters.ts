@@ -14,6 +14,8 @@ export interface TaskListFilter {
    * as they are now, not as they were: its totals are counted again.
    */
   rowOnly: boolean;
+  /** The `search` among the conditions, if any: TaskReader takes a small result's page from its matches. */
+  search?: string;
 }
 
 /**
@@ -57,7 +59,7 @@ function withExpression(filter: TaskListFilter, expression: CompiledFilter | und
 /** A search reads the task's words (task_search), not the task row alone: its totals are counted again. */
 function searched(filter: TaskListFilter, { search }: SearchedPageQueryDto): TaskListFilter {
   if (search === undefined) return filter;
-  return { conditions: [...filter.conditions, textSearchCondition(search)], rowOnly: false };
+  return { conditions: [...filter.conditions, textSearchCondition(search)], rowOnly: false, search };
 }
 
 function oneOf(column: string, enumType: string, values: string[]): Prisma.Sql {

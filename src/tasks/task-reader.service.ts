@@ -97,6 +97,9 @@ function listOrder(order: TaskListOrder): ListOrder {
   return typeof order === 'string' ? ORDERS[order] : byRelevance(order.relevanceTo, order.list);
 }
 
+/** A search with at most this many matching documents in the project takes its page from them (readPage). */
+const FEW_SEARCH_MATCHES = 1000;
+
 /** Beyond this many versions since a remembered total, counting again is the cheaper way. */
 const MAX_VERSIONS_BY_DELTAS = 1000;
 
@@ -163,7 +166,7 @@ export class TaskReader {
     const flight = `${pageKey}\u0000${version}`;
     const running = this.reading.get(flight);
     if (running) return running;
-    const reading = this.readPage(projectId, matches, filter.rowOnly, order, { query }, limit, newest(remembered, this.cache.total(listKey)))
+    const reading = this.readPage(projectId, matches, filter, order, { query }, limit, newest(remembered, this.cache.total(listKey)))
       .then((row) => {
         const nextCursor = row.next === null ? null : order.cursor(this.cursors, { query }, JSON.parse(row.next));
         const body = `{"tasks":${row.tasks},"nextCursor":${JSON.stringify(nextCursor)},"total":${row.total}}`;
@@ -191,11 +194,18 @@ export class TaskReader {
    * moved since, it is the total; when it has, and `rowOnly` filters can be applied to the
    * task_list_deltas recorded since, the total is that one plus, for each delta, whether the
    * changed row matches now minus whether it matched before; otherwise every match is counted.
+   *
+   * A search's page: the order's index walked until a page of matches is found, which is quick
+   * when matches are many; when they are few, PostgreSQL, which cannot tell (it guesses a
+   * prefix's share of the words), walked a whole large project (4 s at a million tasks). So the
+   * project's search matches are read first through the GIN index, up to FEW_SEARCH_MATCHES + 1,
+   * and when they are no more than that, the page is taken from them; the other way is then not run
+   * (each branch's guard is a one-time filter).
    */
   private async readPage(
     projectId: string,
     matches: Prisma.Sql,
-    rowOnly: boolean,
+    { rowOnly, search }: TaskListFilter,
     order: ListOrder,
     list: ListQuery,
     limit: number,
@@ -207,14 +217,31 @@ export class TaskReader {
     const keyset = after(this.cursors, list);
     const knownVersion = known?.version ?? '-1';
     const knownTotal = known?.total ?? 0;
+    const pageFrom = (rows: Prisma.Sql, guard: Prisma.Sql) =>
+      Prisma.sql`SELECT t.* FROM ${rows} WHERE ${matches} ${keyset} ${guard} ORDER BY ${sort} LIMIT ${limit + 1}`;
+    const page =
+      search === undefined
+        ? pageFrom(Prisma.sql`${from} t`, Prisma.empty)
+        : Prisma.sql`(${pageFrom(Prisma.sql`search_hits h JOIN ${from} t ON t.id = h.task_id`, Prisma.sql`AND (SELECT count(*) FROM search_hits) <= ${FEW_SEARCH_MATCHES}`)})
+            UNION ALL (${pageFrom(Prisma.sql`${from} t`, Prisma.sql`AND (SELECT count(*) FROM search_hits) > ${FEW_SEARCH_MATCHES}`)})`;
+    const hits =
+      search === undefined
+        ? []
+        : [
+            cte('search_hits', { materialized: true })`
+              SELECT s.task_id FROM task_search s
+               WHERE s.project_id = ${projectId}::uuid AND s.document @@ task_search_query(${search})
+               LIMIT ${FEW_SEARCH_MATCHES + 1}`,
+          ];
     // `shown` holds one task more than the page, to know whether a next page exists.
     // PostgreSQL runs an uncorrelated subquery in a CASE branch only if that branch is
     // taken: the deltas are read, or the matches counted, only when the total must move.
     const [row] = await this.prisma.sql.rows(
       statement<PageRow>(withCtes([
+        ...hits,
         cte('shown', { materialized: true })`
           SELECT t.*, ${Prisma.raw(cursorAt)}::text AS cursor_at, row_number() OVER (ORDER BY ${sort}) AS position
-            FROM (SELECT t.* FROM ${from} t WHERE ${matches} ${keyset} ORDER BY ${sort} LIMIT ${limit + 1}) t`,
+            FROM (${page}) t`,
         ...TASK_VIEW_CTES,
         cte('version')`
           SELECT COALESCE(v.version, 0) AS version, COALESCE(v.deltas_from, 0) AS deltas_from
