@@ -43,8 +43,7 @@ export async function createApp(config: AppConfig, options: { logDestination?: D
   const server = app.getHttpServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   app.get(HttpDrain).track(server);
-  const routes = app.get(RouteTable);
-  answerClientErrorsAsProblems(server, (path) => routes.allowed(path));
+  answerClientErrorsAsProblems(server, app.get(RouteTable));
   // In this order, before any route: the id and arrival time first, then what reads them.
   app.use(requestId());
   app.use(app.get(HttpDrain).middleware());

@@ -10,7 +10,7 @@ import type { TaskListFilter } from './task-list-filters';
 import { RememberedTotal, TaskListCache } from './task-list-cache';
 import { isoTimestamp } from '../common/dates';
 import { TASK_VIEW_CTES, TASK_VIEW_JOINS, taskJson } from './task-view.sql';
-import { textSearchRank } from './finding/text-search';
+import { textSearchHits, textSearchRank } from './finding/text-search';
 
 /**
  * How lists of tasks are ordered: the task list newest created first (`created`, the
@@ -225,14 +225,7 @@ export class TaskReader {
         : Prisma.sql`(${pageFrom(Prisma.sql`search_hits h JOIN ${from} t ON t.id = h.task_id`, Prisma.sql`AND (SELECT count(*) FROM search_hits) <= ${FEW_SEARCH_MATCHES}`)})
             UNION ALL (${pageFrom(Prisma.sql`${from} t`, Prisma.sql`AND (SELECT count(*) FROM search_hits) > ${FEW_SEARCH_MATCHES}`)})`;
     const hits =
-      search === undefined
-        ? []
-        : [
-            cte('search_hits', { materialized: true })`
-              SELECT s.task_id FROM task_search s
-               WHERE s.project_id = ${projectId}::uuid AND s.document @@ task_search_query(${search})
-               LIMIT ${FEW_SEARCH_MATCHES + 1}`,
-          ];
+      search === undefined ? [] : [cte('search_hits', { materialized: true })`${textSearchHits(projectId, search, FEW_SEARCH_MATCHES + 1)}`];
     // `shown` holds one task more than the page, to know whether a next page exists.
     // PostgreSQL runs an uncorrelated subquery in a CASE branch only if that branch is
     // taken: the deltas are read, or the matches counted, only when the total must move.

@@ -3,6 +3,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } fro
 import type { Duplex } from 'node:stream';
 import { Problem, type ProblemCode } from '../errors/problem';
 import { problemJson } from '../errors/problem-details.filter';
+import { methodNotAllowed, noEndpoint, type RouteTable } from './routes';
 
 interface ClientErrorAnswer {
   status: number;
@@ -32,30 +33,21 @@ const EXPECTATION_FAILED: ClientErrorAnswer = {
   detail: 'The only Expect this server meets is 100-continue',
 };
 
-/** The methods and route template that serve a path (RouteTable.allowed); template null: none. */
-type AllowedMethods = (path: string) => { methods: string[]; template: string | null };
-
 /** A request line whose method is a token Node's parser does not know (`FOO /api/v1/tasks HTTP/1.1`). */
 const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^ ?#]*)(?:\?[^ ]*)? HTTP\/1\.[01]\r?\n/;
 
 /**
- * A method Node's parser refuses (it knows only the registered methods): 405 with Allow on a path
- * some route serves, 404 on any other, as for a known method (decisions.md section 26).
+ * A method Node's parser refuses (it knows only the registered methods): answered as the routes
+ * answer a known one (decisions.md section 26), 405 with Allow on a path some route serves, 404 on
+ * any other; null when the error is another one.
  */
-function unknownMethod(
-  error: NodeJS.ErrnoException & { rawPacket?: Buffer },
-  allowed: AllowedMethods,
-): { answer: ClientErrorAnswer; allow?: string } | null {
+function unknownMethod(error: NodeJS.ErrnoException & { rawPacket?: Buffer }, routes: Pick<RouteTable, 'allowed'>): Problem | null {
   if (error.code !== 'HPE_INVALID_METHOD' || !error.rawPacket) return null;
   const line = REQUEST_LINE.exec(error.rawPacket.subarray(0, 8192).toString('latin1'));
   if (!line) return null;
   const [, method, path] = line;
-  const { methods, template } = allowed(path);
-  if (template === null) return { answer: { status: 404, code: 'not_found', detail: `No endpoint serves ${path}: GET /docs lists the endpoints` } };
-  return {
-    answer: { status: 405, code: 'method_not_allowed', detail: `${method} is not served at ${template}; it serves ${methods.join(', ')} (Allow)` },
-    allow: methods.join(', '),
-  };
+  const { methods, template } = routes.allowed(path);
+  return template === null ? noEndpoint(path) : methodNotAllowed(method, template, methods);
 }
 
 /** What Node calls the response in progress on a connection; it has no public name. */
@@ -70,12 +62,10 @@ type ServerSocket = Duplex & { _httpMessage?: { headersSent: boolean } | null };
  * a CONNECT (405: no route serves it, and Node would close the connection without an answer), and
  * a method Node does not know (405 with Allow, or 404, as the routes answer a known one).
  */
-export function answerClientErrorsAsProblems(server: Server, allowed: AllowedMethods): void {
+export function answerClientErrorsAsProblems(server: Server, routes: Pick<RouteTable, 'allowed'>): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: ServerSocket) => {
     if (error.code !== 'ECONNRESET' && socket.writable && !socket._httpMessage?.headersSent) {
-      const method = unknownMethod(error, allowed);
-      const { status, title, headers, body } = problemAnswer(method?.answer ?? ANSWERS[error.code ?? ''] ?? NOT_HTTP);
-      if (method?.allow) headers.Allow = method.allow;
+      const { status, title, headers, body } = problemAnswer(unknownMethod(error, routes) ?? ANSWERS[error.code ?? ''] ?? NOT_HTTP);
       const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
       socket.write([`HTTP/1.1 ${status} ${title}`, ...head, '', body].join('\r\n'));
     }
@@ -95,11 +85,14 @@ export function answerClientErrorsAsProblems(server: Server, allowed: AllowedMet
 }
 
 /** The answer's status line, headers and body: the same for every client error answered here. */
-function problemAnswer({ status, code, detail }: ClientErrorAnswer): { status: number; title: string; headers: OutgoingHttpHeaders; body: string } {
-  const problem = problemJson(new Problem(status, code, detail));
-  const title = String(problem.title);
-  const body = JSON.stringify(problem);
+function problemAnswer(answer: ClientErrorAnswer | Problem): { status: number; title: string; headers: OutgoingHttpHeaders; body: string } {
+  const problem = answer instanceof Problem ? answer : new Problem(answer.status, answer.code, answer.detail);
+  const json = problemJson(problem);
+  const status = problem.getStatus();
+  const title = String(json.title);
+  const body = JSON.stringify(json);
   const headers = {
+    ...problem.headers,
     'Content-Type': 'application/problem+json',
     'Content-Length': Buffer.byteLength(body),
     'X-Content-Type-Options': 'nosniff',

@@ -114,16 +114,19 @@ export class UnknownRouteGuard implements CanActivate {
     const surface = surfaceOf(request);
     if (surface === 'admin' && this.config.adminToken === null) throw adminInterfaceOff();
     const { methods, template } = this.routes.allowed(request.path);
-    if (template === null) {
-      throw new Problem(HttpStatus.NOT_FOUND, 'not_found', `No endpoint serves ${request.path}: GET /docs lists the endpoints`);
-    }
+    if (template === null) throw noEndpoint(request.path);
     if (request.method === 'OPTIONS') return true;
     throw methodNotAllowed(request.method, template, methods);
   }
 }
 
+/** 404 not_found: no route serves `path`, whatever the method. */
+export function noEndpoint(path: string): Problem {
+  return new Problem(HttpStatus.NOT_FOUND, 'not_found', `No endpoint serves ${path}: GET /docs lists the endpoints`);
+}
+
 /** 405 method_not_allowed with Allow: `method` is not one of the `methods` that serve `template`. */
-function methodNotAllowed(method: string, template: string, methods: string[]): Problem {
+export function methodNotAllowed(method: string, template: string, methods: string[]): Problem {
   return new Problem(
     HttpStatus.METHOD_NOT_ALLOWED,
     'method_not_allowed',

@@ -10,7 +10,17 @@ import { Prisma } from '../../generated/prisma/client';
  * The filter language's `text ~ "..."` is this condition (src/tasks/finding).
  */
 export function textSearchCondition(search: string): Prisma.Sql {
-  return Prisma.sql`EXISTS (SELECT 1 FROM task_search s WHERE s.task_id = t.id AND s.document @@ task_search_query(${search}))`;
+  return Prisma.sql`EXISTS (SELECT 1 FROM task_search s WHERE s.task_id = t.id AND ${documentMatches(search)})`;
+}
+
+/** The ids of the project's tasks, live or in the trash, whose document matches `search`: at most `limit`, through the GIN index. */
+export function textSearchHits(projectId: string, search: string, limit: number): Prisma.Sql {
+  return Prisma.sql`SELECT s.task_id FROM task_search s WHERE s.project_id = ${projectId}::uuid AND ${documentMatches(search)} LIMIT ${limit}`;
+}
+
+/** The search document `s` holds the words of `search`. */
+function documentMatches(search: string): Prisma.Sql {
+  return Prisma.sql`s.document @@ task_search_query(${search})`;
 }
 
 /**
