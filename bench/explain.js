@@ -9,7 +9,7 @@
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { URLSearchParams } = require('node:url');
-const { listRequest } = require('./floor');
+const { floorCursors, listRequest } = require('./floor');
 
 const DIST = path.resolve(__dirname, '../dist');
 
@@ -149,14 +149,7 @@ async function explainLists(session, { big, fixtures, codec, runs }) {
   };
   for (const row of rows) {
     const entry = { name: row.name, serviceRepeated: null, service: null, serviceCounted: null, floor: null };
-    const floor =
-      row.floor === false
-        ? null
-        : listRequest(new URLSearchParams(row.raw), big.id, (cursor) => {
-            // (The floor's lists are in creation order, `sort`'s default, which the cursor is bound to.)
-            const position = codec.positionAfter('tasks', { query: { sort: 'created', cursor } });
-            return { at: position.at.toISOString(), id: position.id };
-          });
+    const floor = row.floor === false ? null : listRequest(new URLSearchParams(row.raw), big.id, floorCursors(codec).decode);
     const serviceStatements = await service(() => serviceListSql(session, big.id, { ...row.raw }, codec));
     const statements = [
       ['serviceRepeated', 'service statement, page remembered (nothing changed since)', serviceStatements?.repeated],

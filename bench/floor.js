@@ -358,6 +358,11 @@ function cursorCodec(hexKey) {
   const { CursorCodec } = require(path.join(__dirname, '../dist/common/pagination/cursor.js'));
   const codec = new CursorCodec(null);
   codec.key = Buffer.from(hexKey, 'hex');
+  return floorCursors(codec);
+}
+
+/** The floor's lists' cursors through `codec` (the service's CursorCodec): the position opened as the statement takes it. */
+function floorCursors(codec) {
   const listOf = (filters, cursor) => {
     const query = { sort: 'created', cursor: cursor ?? undefined };
     for (const name of ['status', 'assigneeId', 'q']) if (filters[name]) query[name] = filters[name];
@@ -367,7 +372,8 @@ function cursorCodec(hexKey) {
     encode: (filters, at, id) => codec.encode('tasks', listOf(filters), { at: new Date(at), id }),
     decode(filters, cursor) {
       try {
-        return codec.positionAfter('tasks', listOf(filters, cursor));
+        const position = codec.positionAfter('tasks', listOf(filters, cursor));
+        return { at: position.at.toISOString(), id: position.id };
       } catch {
         return null;
       }
@@ -507,6 +513,7 @@ if (require.main === module) {
 module.exports = {
   listStatement,
   listRequest,
+  floorCursors,
   // The statements of a create, for transaction-cost.js.
   floorStatements: { REFERENCES_STATEMENT, CLAIM_STATEMENT, INSERT_STATEMENT, LEDGER_STATEMENT, RECORD_STATEMENT },
 };
