@@ -274,12 +274,12 @@ const SEED_TRIGGERS = [
   { table: 'comments', trigger: 'comments_search_inserted' },
 ];
 
-/** The search documents of a project's tasks, as the triggers would have left them: title, description, live comments. */
+/** The search documents of a project's tasks, as the triggers would have left them: heading (title, description), live comments. */
 function searchScript(project) {
   return `
-INSERT INTO task_search (task_id, project_id, comments, document)
-SELECT t.id, t.project_id, c.words, task_search_heading(t.title, t.description) || c.words
-  FROM tasks t CROSS JOIN LATERAL (SELECT task_search_comment_words(t.id) AS words) c
+INSERT INTO task_search (task_id, project_id, heading, comments)
+SELECT t.id, t.project_id, task_search_heading(t.title, t.description), task_search_comment_words(t.id)
+  FROM tasks t
  WHERE t.project_id = '${project}'::uuid;`;
 }
 const switchTriggers = (state) => SEED_TRIGGERS.map(({ table, trigger }) => `ALTER TABLE ${table} ${state} TRIGGER ${trigger};`).join('\n');

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createProject, createTask, TestProject, useProject } from './support/fixtures';
 import { useTestApp } from './support/test-app';
+import { Prisma } from '../src/generated/prisma/client';
+import { textSearchHits } from '../src/tasks/finding/text-search';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -316,6 +318,16 @@ describe('search (decisions.md section 25)', () => {
     });
   });
 
+  describe('the index', () => {
+    it("matches the GIN index's expression, so that the index serves a search", async () => {
+      const plan = await t.prisma.$transaction(async (tx) => {
+        await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off');
+        return tx.$queryRaw<{ 'QUERY PLAN': string }[]>(Prisma.sql`EXPLAIN ${textSearchHits(project.id, 'invoice', 10)}`);
+      });
+      expect(plan.map((line) => line['QUERY PLAN']).join('\n')).toContain('task_search_document_idx');
+    });
+  });
+
   describe('the list cache', () => {
     it('does not serve a searched page that a comment made stale', async () => {
       const secret = word();
@@ -326,6 +338,21 @@ describe('search (decisions.md section 25)', () => {
       expect(await ids(secret)).toEqual([task.id]);
       await project.api.patch(`/api/v1/tasks/${task.id}/comments/${said.id}`, { body: 'changed' }).expect(200);
       expect(await ids(secret)).toEqual([]);
+    });
+
+    it('does not serve a page or a total filtered by text ~ that a comment made stale', async () => {
+      const secret = word();
+      const task = await createTask(project, { title: 'Cached by filter' });
+      const filtered = async () => {
+        const body = await search(`filter=${encodeURIComponent(`text ~ "${secret}"`)}`);
+        return { ids: body.tasks.map((shown: Json) => shown.id), total: body.total };
+      };
+      expect(await filtered()).toEqual({ ids: [], total: 0 });
+      expect(await filtered()).toEqual({ ids: [], total: 0 });
+      const said = await comment(task.id, secret);
+      expect(await filtered()).toEqual({ ids: [task.id], total: 1 });
+      await project.api.delete(`/api/v1/tasks/${task.id}/comments/${said.id}`).expect(204);
+      expect(await filtered()).toEqual({ ids: [], total: 0 });
     });
   });
 });

@@ -76,7 +76,8 @@ WITH
   version AS (
     SELECT
       COALESCE(v.version, 0) AS version,
-      COALESCE(v.deltas_from, 0) AS deltas_from
+      COALESCE(v.deltas_from, 0) AS deltas_from,
+      COALESCE(v.version, 0)::text AS key
     FROM
       (
         SELECT
@@ -85,9 +86,9 @@ WITH
       LEFT JOIN task_list_versions v ON v.project_id = $4::uuid
   )
 SELECT
-  version.version::text AS version,
+  version.key AS version,
   CASE
-    WHEN version.version = $5::bigint THEN $6::int
+    WHEN version.key = $5 THEN $6::int
     WHEN $7
     AND $8::bigint >= version.deltas_from
     AND version.version - $9::bigint <= $10 THEN $11::int + (

@@ -75,7 +75,8 @@ WITH
   version AS (
     SELECT
       COALESCE(v.version, 0) AS version,
-      COALESCE(v.deltas_from, 0) AS deltas_from
+      COALESCE(v.deltas_from, 0) AS deltas_from,
+      COALESCE(v.version, 0)::text AS key
     FROM
       (
         SELECT
@@ -84,9 +85,9 @@ WITH
       LEFT JOIN task_list_versions v ON v.project_id = $3::uuid
   )
 SELECT
-  version.version::text AS version,
+  version.key AS version,
   CASE
-    WHEN version.version = $4::bigint THEN $5::int
+    WHEN version.key = $4 THEN $5::int
     WHEN $6
     AND $7::bigint >= version.deltas_from
     AND version.version - $8::bigint <= $9 THEN $10::int + (

@@ -17,6 +17,16 @@ SELECT
         v.project_id = $1::uuid
     ),
     0
+  )::text || '.' || COALESCE(
+    (
+      SELECT
+        e.last_sequence
+      FROM
+        event_sequences e
+      WHERE
+        e.project_id = $2::uuid
+    ),
+    0
   )::text AS version;
 
 -- A statement (PrismaService.sql):
@@ -29,7 +39,7 @@ WITH
       task_search s
     WHERE
       s.project_id = $1::uuid
-      AND s.document @@ task_search_query ($2)
+      AND (s.heading || s.comments) @@ task_search_query ($2)
     LIMIT
       $3
   ),
@@ -60,7 +70,7 @@ WITH
                 COALESCE(
                   (
                     SELECT
-                      ts_rank(s.document, task_search_query ($4))
+                      ts_rank((s.heading || s.comments), task_search_query ($4))
                     FROM
                       task_search s
                     WHERE
@@ -81,7 +91,7 @@ WITH
                 task_search s
               WHERE
                 s.task_id = t.id
-                AND s.document @@ task_search_query ($6)
+                AND (s.heading || s.comments) @@ task_search_query ($6)
             )
             AND (t.search_rank, t.created_at, t.id) < ($7::real, $8, $9::uuid)
             AND (
@@ -108,7 +118,7 @@ WITH
                 COALESCE(
                   (
                     SELECT
-                      ts_rank(s.document, task_search_query ($12))
+                      ts_rank((s.heading || s.comments), task_search_query ($12))
                     FROM
                       task_search s
                     WHERE
@@ -129,7 +139,7 @@ WITH
                 task_search s
               WHERE
                 s.task_id = t.id
-                AND s.document @@ task_search_query ($14)
+                AND (s.heading || s.comments) @@ task_search_query ($14)
             )
             AND (t.search_rank, t.created_at, t.id) < ($15::real, $16, $17::uuid)
             AND (
@@ -177,21 +187,32 @@ WITH
   version AS (
     SELECT
       COALESCE(v.version, 0) AS version,
-      COALESCE(v.deltas_from, 0) AS deltas_from
+      COALESCE(v.deltas_from, 0) AS deltas_from,
+      COALESCE(v.version, 0)::text || '.' || COALESCE(
+        (
+          SELECT
+            e.last_sequence
+          FROM
+            event_sequences e
+          WHERE
+            e.project_id = $20::uuid
+        ),
+        0
+      )::text AS key
     FROM
       (
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $20::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $21::uuid
   )
 SELECT
-  version.version::text AS version,
+  version.key AS version,
   CASE
-    WHEN version.version = $21::bigint THEN $22::int
-    WHEN $23
-    AND $24::bigint >= version.deltas_from
-    AND version.version - $25::bigint <= $26 THEN $27::int + (
+    WHEN version.key = $22 THEN $23::int
+    WHEN $24
+    AND $25::bigint >= version.deltas_from
+    AND version.version - $26::bigint <= $27 THEN $28::int + (
       SELECT
         COALESCE(
           sum(
@@ -201,7 +222,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $28::uuid
+                t.project_id = $29::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -210,7 +231,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($29)
+                    AND (s.heading || s.comments) @@ task_search_query ($30)
                 )
             ) - (
               SELECT
@@ -218,7 +239,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $30::uuid
+                t.project_id = $31::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -227,7 +248,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($31)
+                    AND (s.heading || s.comments) @@ task_search_query ($32)
                 )
             )
           ),
@@ -236,8 +257,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $32::uuid
-        AND d.version > $33::bigint
+        d.project_id = $33::uuid
+        AND d.version > $34::bigint
     )
     ELSE (
       SELECT
@@ -245,7 +266,7 @@ SELECT
       FROM
         tasks t
       WHERE
-        t.project_id = $34::uuid
+        t.project_id = $35::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -254,7 +275,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND s.document @@ task_search_query ($35)
+            AND (s.heading || s.comments) @@ task_search_query ($36)
         )
     )
   END AS total,
@@ -314,7 +335,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $36
+      t.position <= $37
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -325,13 +346,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $37
+      t.position = $38
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $38
+          shown.position > $39
       )
   ) next ON true;

@@ -17,6 +17,16 @@ SELECT
         v.project_id = $1::uuid
     ),
     0
+  )::text || '.' || COALESCE(
+    (
+      SELECT
+        e.last_sequence
+      FROM
+        event_sequences e
+      WHERE
+        e.project_id = $2::uuid
+    ),
+    0
   )::text AS version;
 
 -- A statement (PrismaService.sql):
@@ -29,7 +39,7 @@ WITH
       task_search s
     WHERE
       s.project_id = $1::uuid
-      AND s.document @@ task_search_query ($2)
+      AND (s.heading || s.comments) @@ task_search_query ($2)
     LIMIT
       $3
   ),
@@ -60,7 +70,7 @@ WITH
                 COALESCE(
                   (
                     SELECT
-                      ts_rank(s.document, task_search_query ($4))
+                      ts_rank((s.heading || s.comments), task_search_query ($4))
                     FROM
                       task_search s
                     WHERE
@@ -81,7 +91,7 @@ WITH
                 task_search s
               WHERE
                 s.task_id = t.id
-                AND s.document @@ task_search_query ($6)
+                AND (s.heading || s.comments) @@ task_search_query ($6)
             )
             AND (
               SELECT
@@ -107,7 +117,7 @@ WITH
                 COALESCE(
                   (
                     SELECT
-                      ts_rank(s.document, task_search_query ($9))
+                      ts_rank((s.heading || s.comments), task_search_query ($9))
                     FROM
                       task_search s
                     WHERE
@@ -128,7 +138,7 @@ WITH
                 task_search s
               WHERE
                 s.task_id = t.id
-                AND s.document @@ task_search_query ($11)
+                AND (s.heading || s.comments) @@ task_search_query ($11)
             )
             AND (
               SELECT
@@ -175,21 +185,32 @@ WITH
   version AS (
     SELECT
       COALESCE(v.version, 0) AS version,
-      COALESCE(v.deltas_from, 0) AS deltas_from
+      COALESCE(v.deltas_from, 0) AS deltas_from,
+      COALESCE(v.version, 0)::text || '.' || COALESCE(
+        (
+          SELECT
+            e.last_sequence
+          FROM
+            event_sequences e
+          WHERE
+            e.project_id = $14::uuid
+        ),
+        0
+      )::text AS key
     FROM
       (
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $14::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $15::uuid
   )
 SELECT
-  version.version::text AS version,
+  version.key AS version,
   CASE
-    WHEN version.version = $15::bigint THEN $16::int
-    WHEN $17
-    AND $18::bigint >= version.deltas_from
-    AND version.version - $19::bigint <= $20 THEN $21::int + (
+    WHEN version.key = $16 THEN $17::int
+    WHEN $18
+    AND $19::bigint >= version.deltas_from
+    AND version.version - $20::bigint <= $21 THEN $22::int + (
       SELECT
         COALESCE(
           sum(
@@ -199,7 +220,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $22::uuid
+                t.project_id = $23::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -208,7 +229,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($23)
+                    AND (s.heading || s.comments) @@ task_search_query ($24)
                 )
             ) - (
               SELECT
@@ -216,7 +237,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $24::uuid
+                t.project_id = $25::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -225,7 +246,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($25)
+                    AND (s.heading || s.comments) @@ task_search_query ($26)
                 )
             )
           ),
@@ -234,8 +255,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $26::uuid
-        AND d.version > $27::bigint
+        d.project_id = $27::uuid
+        AND d.version > $28::bigint
     )
     ELSE (
       SELECT
@@ -243,7 +264,7 @@ SELECT
       FROM
         tasks t
       WHERE
-        t.project_id = $28::uuid
+        t.project_id = $29::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -252,7 +273,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND s.document @@ task_search_query ($29)
+            AND (s.heading || s.comments) @@ task_search_query ($30)
         )
     )
   END AS total,
@@ -312,7 +333,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $30
+      t.position <= $31
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -323,13 +344,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $31
+      t.position = $32
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $32
+          shown.position > $33
       )
   ) next ON true;

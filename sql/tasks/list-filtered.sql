@@ -88,7 +88,8 @@ WITH
   version AS (
     SELECT
       COALESCE(v.version, 0) AS version,
-      COALESCE(v.deltas_from, 0) AS deltas_from
+      COALESCE(v.deltas_from, 0) AS deltas_from,
+      COALESCE(v.version, 0)::text AS key
     FROM
       (
         SELECT
@@ -97,9 +98,9 @@ WITH
       LEFT JOIN task_list_versions v ON v.project_id = $7::uuid
   )
 SELECT
-  version.version::text AS version,
+  version.key AS version,
   CASE
-    WHEN version.version = $8::bigint THEN $9::int
+    WHEN version.key = $8 THEN $9::int
     WHEN $10
     AND $11::bigint >= version.deltas_from
     AND version.version - $12::bigint <= $13 THEN $14::int + (

@@ -17,6 +17,16 @@ SELECT
         v.project_id = $1::uuid
     ),
     0
+  )::text || '.' || COALESCE(
+    (
+      SELECT
+        e.last_sequence
+      FROM
+        event_sequences e
+      WHERE
+        e.project_id = $2::uuid
+    ),
+    0
   )::text AS version;
 
 -- A statement (PrismaService.sql):
@@ -29,7 +39,7 @@ WITH
       task_search s
     WHERE
       s.project_id = $1::uuid
-      AND s.document @@ task_search_query ($2)
+      AND (s.heading || s.comments) @@ task_search_query ($2)
     LIMIT
       $3
   ),
@@ -60,7 +70,7 @@ WITH
                 task_search s
               WHERE
                 s.task_id = t.id
-                AND s.document @@ task_search_query ($5)
+                AND (s.heading || s.comments) @@ task_search_query ($5)
             )
             AND (
               SELECT
@@ -90,7 +100,7 @@ WITH
                 task_search s
               WHERE
                 s.task_id = t.id
-                AND s.document @@ task_search_query ($9)
+                AND (s.heading || s.comments) @@ task_search_query ($9)
             )
             AND (
               SELECT
@@ -136,21 +146,32 @@ WITH
   version AS (
     SELECT
       COALESCE(v.version, 0) AS version,
-      COALESCE(v.deltas_from, 0) AS deltas_from
+      COALESCE(v.deltas_from, 0) AS deltas_from,
+      COALESCE(v.version, 0)::text || '.' || COALESCE(
+        (
+          SELECT
+            e.last_sequence
+          FROM
+            event_sequences e
+          WHERE
+            e.project_id = $12::uuid
+        ),
+        0
+      )::text AS key
     FROM
       (
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $12::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $13::uuid
   )
 SELECT
-  version.version::text AS version,
+  version.key AS version,
   CASE
-    WHEN version.version = $13::bigint THEN $14::int
-    WHEN $15
-    AND $16::bigint >= version.deltas_from
-    AND version.version - $17::bigint <= $18 THEN $19::int + (
+    WHEN version.key = $14 THEN $15::int
+    WHEN $16
+    AND $17::bigint >= version.deltas_from
+    AND version.version - $18::bigint <= $19 THEN $20::int + (
       SELECT
         COALESCE(
           sum(
@@ -160,7 +181,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $20::uuid
+                t.project_id = $21::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -169,7 +190,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($21)
+                    AND (s.heading || s.comments) @@ task_search_query ($22)
                 )
             ) - (
               SELECT
@@ -177,7 +198,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $22::uuid
+                t.project_id = $23::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -186,7 +207,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND s.document @@ task_search_query ($23)
+                    AND (s.heading || s.comments) @@ task_search_query ($24)
                 )
             )
           ),
@@ -195,8 +216,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $24::uuid
-        AND d.version > $25::bigint
+        d.project_id = $25::uuid
+        AND d.version > $26::bigint
     )
     ELSE (
       SELECT
@@ -204,7 +225,7 @@ SELECT
       FROM
         tasks t
       WHERE
-        t.project_id = $26::uuid
+        t.project_id = $27::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -213,7 +234,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND s.document @@ task_search_query ($27)
+            AND (s.heading || s.comments) @@ task_search_query ($28)
         )
     )
   END AS total,
@@ -273,7 +294,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $28
+      t.position <= $29
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -284,13 +305,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $29
+      t.position = $30
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $30
+          shown.position > $31
       )
   ) next ON true;

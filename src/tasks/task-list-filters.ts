@@ -14,6 +14,11 @@ export interface TaskListFilter {
    * as they are now, not as they were: its totals are counted again.
    */
   rowOnly: boolean;
+  /**
+   * The conditions read the search words (`search`, `text ~`), which a comment changes without
+   * raising the task list version: the list is remembered by the project's event sequence too.
+   */
+  readsWords: boolean;
   /** The `search` among the conditions, if any: TaskReader takes a small result's page from its matches. */
   search?: string;
 }
@@ -42,24 +47,28 @@ export function taskListFilter(query: ListTasksQueryDto, expression?: CompiledFi
   if (query.updatedSince) conditions.push(Prisma.sql`t.updated_at >= ${query.updatedSince}::timestamptz`);
   if (query.estimated !== undefined)
     conditions.push(query.estimated === 'true' ? Prisma.sql`t.estimate IS NOT NULL` : Prisma.sql`t.estimate IS NULL`);
-  return searched(withExpression({ conditions, rowOnly: query.labelId === undefined }, expression), query);
+  return searched(withExpression({ conditions, rowOnly: query.labelId === undefined, readsWords: false }, expression), query);
 }
 
 /** The trash: every task in it, or those `search` finds and the `filter` expression selects. */
 export function trashFilter(query: SearchedPageQueryDto, expression?: CompiledFilter): TaskListFilter {
-  return searched(withExpression({ conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true }, expression), query);
+  return searched(withExpression({ conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true, readsWords: false }, expression), query);
 }
 
 /** The compiled `filter` expression (FilterCompiler) joins the conditions; it may read more than the task row. */
 function withExpression(filter: TaskListFilter, expression: CompiledFilter | undefined): TaskListFilter {
   if (!expression) return filter;
-  return { conditions: [...filter.conditions, expression.condition], rowOnly: filter.rowOnly && expression.rowOnly };
+  return {
+    conditions: [...filter.conditions, expression.condition],
+    rowOnly: filter.rowOnly && expression.rowOnly,
+    readsWords: filter.readsWords || expression.readsWords,
+  };
 }
 
 /** A search reads the task's words (task_search), not the task row alone: its totals are counted again. */
 function searched(filter: TaskListFilter, { search }: SearchedPageQueryDto): TaskListFilter {
   if (search === undefined) return filter;
-  return { conditions: [...filter.conditions, textSearchCondition(search)], rowOnly: false, search };
+  return { conditions: [...filter.conditions, textSearchCondition(search)], rowOnly: false, readsWords: true, search };
 }
 
 function oneOf(column: string, enumType: string, values: string[]): Prisma.Sql {

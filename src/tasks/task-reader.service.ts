@@ -107,7 +107,7 @@ interface PageRow {
   /** The page's tasks as a JSON array, as PostgreSQL wrote it. */
   tasks: JsonText<TaskDto[]>;
   total: number;
-  /** task_list_versions.version, a bigint, read as text (Column says why). */
+  /** The version it was read at (TaskReader.version). */
   version: string;
   /** The list order's position of the last task shown (ListOrder.cursorAt), when more tasks follow it. */
   next: string | null;
@@ -158,7 +158,7 @@ export class TaskReader {
 
     // A remembered page's cursor was verified when the page was first read (a cursor that
     // fails is never remembered), so a remembered page skips the decoding.
-    const version = await this.version(projectId);
+    const version = await this.version(projectId, filter.readsWords);
     // Looked up after the version read: a read that finished meanwhile has remembered its page.
     const remembered = this.cache.page(pageKey);
     if (remembered?.version === version) return remembered.body;
@@ -178,12 +178,17 @@ export class TaskReader {
     return reading;
   }
 
-  /** The project's task list version (TaskListCache); 0 until its tasks first change. Read before every list: prepared. */
-  private async version(projectId: string): Promise<string> {
-    // A bigint, read as text (Column says why).
+  /**
+   * The version a list of the project is remembered at (TaskListCache): its task list version, 0
+   * until its tasks first change; for a list that reads the search words, also its last event
+   * sequence (`<version>.<sequence>`): a comment changes a task's words without raising the task
+   * list version, but every change is a recorded event. Read before every list: prepared.
+   */
+  private async version(projectId: string, readsWords: boolean): Promise<string> {
+    // Bigints, read as text (Column says why).
     const [row] = await this.prisma.preparedSql.rows(
       statement<{ version: string }>(Prisma.sql`
-        SELECT COALESCE((SELECT v.version FROM task_list_versions v WHERE v.project_id = ${projectId}::uuid), 0)::text AS version`),
+        SELECT ${listVersion(projectId, readsWords)} AS version`),
     );
     return row.version;
   }
@@ -205,7 +210,7 @@ export class TaskReader {
   private async readPage(
     projectId: string,
     matches: Prisma.Sql,
-    { rowOnly, search }: TaskListFilter,
+    { rowOnly, readsWords, search }: TaskListFilter,
     order: ListOrder,
     list: ListQuery,
     limit: number,
@@ -215,7 +220,9 @@ export class TaskReader {
     const sort = Prisma.raw(orderBy);
     // Keyset: the comparison is served by the order's index ((project_id, <sort> DESC, id DESC), or (project_id, rank)).
     const keyset = after(this.cursors, list);
-    const knownVersion = known?.version ?? '-1';
+    const knownKey = known?.version ?? '-1';
+    // The task list version a remembered total was read at (its deltas follow it).
+    const knownVersion = knownKey.split('.')[0];
     const knownTotal = known?.total ?? 0;
     const pageFrom = (rows: Prisma.Sql, guard: Prisma.Sql) =>
       Prisma.sql`SELECT t.* FROM ${rows} WHERE ${matches} ${keyset} ${guard} ORDER BY ${sort} LIMIT ${limit + 1}`;
@@ -237,11 +244,12 @@ export class TaskReader {
             FROM (${page}) t`,
         ...TASK_VIEW_CTES,
         cte('version')`
-          SELECT COALESCE(v.version, 0) AS version, COALESCE(v.deltas_from, 0) AS deltas_from
+          SELECT COALESCE(v.version, 0) AS version, COALESCE(v.deltas_from, 0) AS deltas_from,
+                 ${listVersion(projectId, readsWords, Prisma.sql`v.version`)} AS key
             FROM (SELECT 1) one LEFT JOIN task_list_versions v ON v.project_id = ${projectId}::uuid`,
       ])`
-        SELECT version.version::text AS version,
-               CASE WHEN version.version = ${knownVersion}::bigint THEN ${knownTotal}::int
+        SELECT version.key AS version,
+               CASE WHEN version.key = ${knownKey} THEN ${knownTotal}::int
                     WHEN ${rowOnly} AND ${knownVersion}::bigint >= version.deltas_from
                          AND version.version - ${knownVersion}::bigint <= ${MAX_VERSIONS_BY_DELTAS}
                       THEN ${knownTotal}::int + (
@@ -276,8 +284,24 @@ export class TaskReader {
   }
 }
 
-/** Of two remembered totals of one list, the one read at the later version. */
+/**
+ * TaskReader.version's value as SQL: the task list version (`taskListVersion`, the project's row
+ * unless given), and for a list that reads the search words the event sequence.
+ */
+function listVersion(
+  projectId: string,
+  readsWords: boolean,
+  taskListVersion = Prisma.sql`(SELECT v.version FROM task_list_versions v WHERE v.project_id = ${projectId}::uuid)`,
+): Prisma.Sql {
+  const tasks = Prisma.sql`COALESCE(${taskListVersion}, 0)::text`;
+  if (!readsWords) return tasks;
+  return Prisma.sql`${tasks} || '.' || COALESCE((SELECT e.last_sequence FROM event_sequences e WHERE e.project_id = ${projectId}::uuid), 0)::text`;
+}
+
+/** Of two remembered totals of one list, the one read at the later version (both versions of one shape: listVersion). */
 function newest(a: RememberedTotal | undefined, b: RememberedTotal | undefined): RememberedTotal | undefined {
   if (!a || !b) return a ?? b;
-  return BigInt(a.version) >= BigInt(b.version) ? a : b;
+  const [aParts, bParts] = [a.version, b.version].map((version) => version.split('.').map(BigInt));
+  const later = aParts.findIndex((part, i) => part !== bParts[i]);
+  return later === -1 || aParts[later] > bParts[later] ? a : b;
 }

@@ -5,10 +5,11 @@ import { Prisma } from '../../generated/prisma/client';
 import { FILTER_FIELD_NAMES, FILTER_FIELDS, type FilterField, type FilterFieldName, type Lookup, type ResolvedId } from './filter-fields';
 import { invalidFilter, parseFilter, type FilterCondition, type FilterNode, type FilterValue } from './filter-parser';
 
-/** A filter expression as SQL on the task row `t`, and whether it reads that row alone (TaskListFilter.rowOnly). */
+/** A filter expression as SQL on the task row `t`, and what it reads besides (TaskListFilter.rowOnly, readsWords). */
 export interface CompiledFilter {
   condition: Prisma.Sql;
   rowOnly: boolean;
+  readsWords: boolean;
 }
 
 /** The tables names are looked up in, and what an error calls their rows. */
@@ -37,6 +38,7 @@ export class FilterCompiler {
     return {
       condition: toSql(tree, resolved),
       rowOnly: !conditions.some((condition) => ruleOf(condition).readsOtherTables),
+      readsWords: conditions.some((condition) => ruleOf(condition).readsWords),
     };
   }
 

@@ -34,6 +34,8 @@ export interface FilterField<V> {
   nullable: boolean;
   /** It reads more than the task row (labels, dependencies, comments): totals are counted again. */
   readsOtherTables?: true;
+  /** It reads the search words, which comments change: TaskListFilter.readsWords. */
+  readsWords?: true;
   equals?(value: V): Prisma.Sql;
   oneOf?(values: V[]): Prisma.Sql;
   compare?(operator: Order, value: V): Prisma.Sql;
@@ -215,6 +217,7 @@ export const FILTER_FIELDS = {
     takes: 'a search: `text ~ "invoice"` is the `search` parameter (title, description and live comments)',
     nullable: false,
     readsOtherTables: true,
+    readsWords: true,
     value: (value) => value.text,
     contains: (search) => textSearchCondition(search),
   }),

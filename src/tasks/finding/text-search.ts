@@ -18,9 +18,15 @@ export function textSearchHits(projectId: string, search: string, limit: number)
   return Prisma.sql`SELECT s.task_id FROM task_search s WHERE s.project_id = ${projectId}::uuid AND ${documentMatches(search)} LIMIT ${limit}`;
 }
 
+/**
+ * The search document of the task_search row `s`: its heading's words and its comments'. The
+ * text of the GIN index's expression (migration `task_search_heading`), so that the index serves it.
+ */
+const DOCUMENT = Prisma.raw('(s.heading || s.comments)');
+
 /** The search document `s` holds the words of `search`. */
 function documentMatches(search: string): Prisma.Sql {
-  return Prisma.sql`s.document @@ task_search_query(${search})`;
+  return Prisma.sql`${DOCUMENT} @@ task_search_query(${search})`;
 }
 
 /**
@@ -29,5 +35,5 @@ function documentMatches(search: string): Prisma.Sql {
  * expression on the task row `t`; 0 for a task without a document.
  */
 export function textSearchRank(search: string): Prisma.Sql {
-  return Prisma.sql`COALESCE((SELECT ts_rank(s.document, task_search_query(${search})) FROM task_search s WHERE s.task_id = t.id), 0)`;
+  return Prisma.sql`COALESCE((SELECT ts_rank(${DOCUMENT}, task_search_query(${search})) FROM task_search s WHERE s.task_id = t.id), 0)`;
 }
