@@ -21,6 +21,7 @@ const { Readable } = require('node:stream');
 const { spawn } = require('node:child_process');
 const { createInterface } = require('node:readline');
 const { startServer, stopAll } = require('./processes');
+const { processCpuMs } = require('./cpu');
 
 const ROOT = path.resolve(__dirname, '..');
 const MiB = 1024 * 1024;
@@ -70,12 +71,9 @@ const rate = (ms) => `${(SIZE / MiB / (ms / 1000)).toFixed(0)} MiB/s`;
 
 /** CPU time (user + system, ms) of a process so far: this one, or another by pid. */
 function cpuMs(pid) {
-  if (pid === process.pid) {
-    const { user, system } = process.cpuUsage();
-    return (user + system) / 1000;
-  }
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (100 a second)
+  if (pid !== process.pid) return processCpuMs(pid);
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 /**
