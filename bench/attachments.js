@@ -13,7 +13,11 @@
 //    - memory: the service's resident memory (VmRSS) sampled every 20 ms while `--concurrent`
 //      uploads of `--mib` MiB run at once; the largest rise over the resident memory before them.
 //    Targets: upload and download >= 0.5 x the floor; the rise < 100 MiB.
-// Prints the table and writes it to bench/results/attachments.md.
+// 3. With `s3`, an S3 floor (not a target, and not what the ratios divide by): the floor process
+//    piping each upload's body into one PUT of its length to s3rver, what s3rver allows a service
+//    that does nothing else.
+// Prints the table and adds it as a dated section at the top of bench/results/attachments.md
+// (the sections of earlier runs stay below it).
 
 const fs = require('node:fs');
 const http = require('node:http');
@@ -87,8 +91,8 @@ async function writeFileBytes(req) {
   }
 }
 
-function uploadToFloor(floor) {
-  return request(`${floor.url}/upload`, {
+function uploadToFloor(floor, route = '/upload') {
+  return request(`${floor.url}${route}`, {
     method: 'POST',
     headers: { 'Content-Length': SIZE },
     send: (req) => writeFileBytes(req).then(() => req.end()),
@@ -255,7 +259,11 @@ async function measureFloor() {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'attachments-bench-floor-'));
   const downloadFile = path.join(scratch, 'download.bin');
   fs.writeFileSync(downloadFile, BYTES);
-  const floor = await startServer('floor', [path.join(__dirname, 'attachments-floor.js'), scratch, downloadFile], {}, { readyPath: '/ready' });
+  // With the s3 back end, the S3 floor too: the floor process pipes each body into one PUT to s3rver.
+  const bucket = 'attachments-floor';
+  const s3 = BACK_ENDS.includes('s3') ? await startS3rver(path.join(scratch, 's3rver'), bucket) : null;
+  const args = [path.join(__dirname, 'attachments-floor.js'), scratch, downloadFile, ...(s3 ? [`${s3.env.S3_ENDPOINT}/${bucket}`] : [])];
+  const floor = await startServer('floor', args, {}, { readyPath: '/ready' });
   try {
     console.log('floor (node:http, body to file, file to response):');
     const upload = await throughput('upload', async () => expectStatus(await uploadToFloor(floor), 201, 'A floor upload'));
@@ -264,9 +272,15 @@ async function measureFloor() {
     );
     const memory = await concurrentRise(floor.pid, CONCURRENT, async () => expectStatus(await uploadToFloor(floor), 201, 'A floor upload'));
     console.log(`  ${CONCURRENT} uploads at once: ${memory.seconds.toFixed(1)} s, RSS ${memory.before.toFixed(0)} -> ${memory.peak.toFixed(0)} MiB`);
-    return { upload, download, memory };
+    let s3Upload = null;
+    if (s3) {
+      console.log('S3 floor (node:http, body piped into one PUT of its length to s3rver):');
+      s3Upload = await throughput('upload', async () => expectStatus(await uploadToFloor(floor, '/upload-s3'), 201, 'An S3 floor upload'));
+    }
+    return { upload, download, memory, s3Upload };
   } finally {
     await floor.stop();
+    if (s3) await s3.stop();
     fs.rmSync(scratch, { recursive: true, force: true });
   }
 }
@@ -275,15 +289,20 @@ function report(floor, results) {
   const mib = (value) => `${value.toFixed(0)} MiB/s`;
   const verdict = (ok) => (ok ? 'meets' : '**misses**');
   const lines = [
-    `# Attachments bench (npm run bench:attachments)`,
+    `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     '',
-    `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.cpus().length} cores, Node ${process.version}; ` +
+    `${os.cpus().length} cores, Node ${process.version}; ` +
       `${SIZE / MiB} MiB files, median of ${RUNS} runs after a warm-up; ${CONCURRENT} uploads at once for the memory rise. ` +
       'S3 is s3rver on the same machine (its own process): its disk writes compete with the service for the same cores.',
     '',
     '| | upload | x floor (>= 0.5) | download | x floor (>= 0.5) | RSS rise, uploads at once (< 100 MiB) |',
     '|---|---|---|---|---|---|',
     `| floor: node:http, body to file, file to response | ${mib(floor.upload)} | 1 | ${mib(floor.download)} | 1 | ${floor.memory.rise.toFixed(0)} MiB |`,
+    ...(floor.s3Upload === null
+      ? []
+      : [
+          `| S3 floor (not a target): node:http, body piped into one PUT to s3rver | ${mib(floor.s3Upload)} | ${(floor.s3Upload / floor.upload).toFixed(2)} | | | |`,
+        ]),
     ...results.map(
       (r) =>
         `| ${r.name} (${r.engine}) | ${mib(r.upload)} | ${r.uploadRatio.toFixed(2)}: ${verdict(r.uploadRatio >= 0.5)} | ${mib(r.download)} | ` +
@@ -295,7 +314,9 @@ function report(floor, results) {
   const text = lines.join('\n');
   console.log(`\n${text}`);
   const file = path.join(__dirname, 'results', 'attachments.md');
-  fs.writeFileSync(file, text);
+  const title = '# Attachments bench (npm run bench:attachments)\n';
+  const earlier = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').replace(title, '').trimStart() : '';
+  fs.writeFileSync(file, `${title}\n${text}\n${earlier}`);
   console.log(`Written to ${path.relative(ROOT, file)}`);
 }
 

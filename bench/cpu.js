@@ -54,4 +54,4 @@ async function cpuMeter(pid, databaseUrl) {
   };
 }
 
-module.exports = { cpuMeter };
+module.exports = { cpuMeter, processCpuMs };

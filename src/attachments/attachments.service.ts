@@ -139,9 +139,11 @@ export class AttachmentsService {
       room: Math.max(0, limit - used),
       quota: { limit, used },
     });
+    let promoted = false;
     try {
       const commit = async (): Promise<AttachmentResponseDto> => {
         const created = await this.commit(caller, taskId, received);
+        promoted = true;
         res.location(`/api/v1/tasks/${taskId}/attachments/${created.id}`);
         return { attachment: this.withLink(req, created) };
       };
@@ -151,8 +153,8 @@ export class AttachmentsService {
         .digest('hex');
       return await this.idempotency.run(caller.keyId, idempotencyKey, fingerprint, res, commit);
     } finally {
-      // Promoted, it is gone already; otherwise (a refusal, a replay) nothing keeps it.
-      await this.store.remove(received.temporaryKey).catch(() => undefined);
+      // Promoted, it is gone already (one request less before the answer); otherwise (a refusal, a replay) nothing keeps it.
+      if (!promoted) await this.store.remove(received.temporaryKey).catch(() => undefined);
     }
   }
 
