@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseEngine, openDatabase, SqlSession } from '../src/database/database-engine';
 import { applyMigrations, FIELD_RULES_MARKER, MIGRATIONS_DIR } from '../src/database/migrator';
+import { textSearchHits } from '../src/tasks/finding/text-search';
 import { createTestDatabase, engine, TestDatabase } from './support/test-app';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -132,6 +133,53 @@ describe('migrator', () => {
       expect(tables).toEqual([]);
       expect((await db.withSession(recorded)).map((row) => row.migration_name)).not.toContain('99999999999999_broken');
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  // The later migrations rewrite rows (the search document's backfill, then its split): each must
+  // run on a database that already holds tasks and comments, not only on an empty one.
+  it('applies the migrations after comments on a database holding tasks and comments, which search then finds', async () => {
+    const dataFrom = '20261128021746_sprint_closed_window';
+    const dir = await mkdtemp(path.join(tmpdir(), 'migrations-'));
+    const fresh = await openFresh();
+    try {
+      const names = await migrationNames();
+      for (const name of names.filter((name) => name < dataFrom))
+        await cp(path.join(MIGRATIONS_DIR, name), path.join(dir, name), { recursive: true });
+      await fresh.db.withSession((session) => applyMigrations(session, dir));
+      const [project, key, paid, other] = ['1', '2', '3', '4'].map((n) => `00000000-0000-4000-8000-00000000000${n}`);
+      await fresh.db.withSession(async (session) => {
+        await session.query(`INSERT INTO projects (id, name) VALUES ($1, 'Old data')`, [project]);
+        await session.query(`INSERT INTO api_keys (id, project_id, name, prefix, secret_hash) VALUES ($1, $2, 'old', 'tsk_old', $3)`, [
+          key,
+          project,
+          'a'.repeat(64),
+        ]);
+        await session.query(
+          `INSERT INTO tasks (id, project_id, title, description, rank) VALUES ($1, $3, 'Pay the invoice', 'By Friday', '1'), ($2, $3, 'Other', NULL, '2')`,
+          [paid, other, project],
+        );
+        await session.query(
+          `INSERT INTO comments (project_id, task_id, body, author_key_id, author_name, created_at, updated_at)
+           VALUES ($1, $2, 'The receipt is attached', $3, 'old (API)', now(), now())`,
+          [project, paid, key],
+        );
+      });
+      const result = await fresh.db.withSession((session) => applyMigrations(session));
+      expect(result.applied).toEqual(names.filter((name) => name >= dataFrom));
+      for (const [search, found] of [
+        ['invoice', [paid]],
+        ['friday', [paid]],
+        ['receipt', [paid]],
+        ['other', [other]],
+      ] as const) {
+        const hits = textSearchHits(project, search, 10);
+        const rows = await fresh.db.withSession((session) => session.query<{ task_id: string }>(hits.text, hits.values));
+        expect([search, rows.map((row) => row.task_id)]).toEqual([search, found]);
+      }
+    } finally {
+      await fresh.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -328,6 +328,27 @@ describe('search (decisions.md section 25)', () => {
     });
   });
 
+  describe('limits', () => {
+    // PostgreSQL keeps at most 1 MB of a task's words (decisions.md section 25, Limits): 4 words of
+    // 2 046 letters a comment fill it at the 128th comment, whose words no longer fit.
+    it("keeps a comment whose words no longer fit in its task's words; the words before it still find the task", async () => {
+      const task = await createTask(project, { title: '!!!' });
+      const stems: string[] = [];
+      for (let n = 1; n <= 130; n++) {
+        const words = [1, 2, 3, 4].map(() => word('l'));
+        stems.push(words[0]);
+        await project.api
+          .post(`/api/v1/tasks/${task.id}/comments`, { body: words.map((stem) => stem + 'q'.repeat(2046 - stem.length)).join(' ') })
+          .expect(201);
+      }
+      const listed = await project.api.get(`/api/v1/tasks/${task.id}/comments?limit=1`).expect(200);
+      expect(listed.body.total).toBe(130);
+      expect(await ids(stems[0])).toEqual([task.id]);
+      expect(await ids(stems[126])).toEqual([task.id]);
+      expect(await ids(stems[129])).toEqual([]);
+    });
+  });
+
   describe('the list cache', () => {
     it('does not serve a searched page that a comment made stale', async () => {
       const secret = word();

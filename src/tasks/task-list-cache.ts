@@ -32,7 +32,9 @@ export interface RememberedPage extends RememberedTotal {
  * is not read again. Exact, not a time-based cache: the database raises a project's version
  * in every transaction that changes anything its task lists show (migration
  * `task_list_version_triggers`), and an answer is reused only after reading that the
- * version is still the one it was computed at.
+ * version is still the one it was computed at. The search words are the exception: a comment
+ * changes them without raising it, so a list that reads them is remembered by the project's
+ * event sequence too (TaskReader.version).
  *
  * - Totals, per list: counting every match is most of a list request's database time on a
  *   large project, and the count is the same on every page.

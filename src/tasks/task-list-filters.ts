@@ -60,7 +60,8 @@ function withExpression(filter: TaskListFilter, expression: CompiledFilter | und
   if (!expression) return filter;
   return {
     conditions: [...filter.conditions, expression.condition],
-    rowOnly: filter.rowOnly && expression.rowOnly,
+    // Words change without a task list delta: a list that reads them is never brought up to date by deltas.
+    rowOnly: filter.rowOnly && expression.rowOnly && !expression.readsWords,
     readsWords: filter.readsWords || expression.readsWords,
   };
 }

@@ -7,12 +7,15 @@
 -- Searched lists are no longer remembered by the task list version alone but with the project's
 -- event sequence (src/tasks/task-reader.service.ts): every change of a task's words is a recorded
 -- change, so the deferred raise on task_search goes.
+-- First: the deferred trigger would queue an event for every row the UPDATE below changes, and
+-- PostgreSQL refuses to ALTER a table with events pending in the transaction.
+DROP TRIGGER "task_search_raise_list_version" ON "task_search";
+
 ALTER TABLE "task_search" ADD COLUMN "heading" tsvector;
 UPDATE "task_search" s SET "heading" = public.task_search_heading(t."title", t."description")
   FROM "tasks" t WHERE t."id" = s."task_id";
 ALTER TABLE "task_search" ALTER COLUMN "heading" SET NOT NULL;
 
-DROP TRIGGER "task_search_raise_list_version" ON "task_search";
 DROP INDEX "task_search_document_idx";
 ALTER TABLE "task_search" DROP COLUMN "document";
 CREATE INDEX "task_search_document_idx" ON "task_search" USING gin (("heading" || "comments"));
@@ -36,15 +39,16 @@ BEGIN
 END
 $$;
 
--- A new comment appends its words. A document of at most 512 distinct words is far below
--- PostgreSQL's 1 MB of words (a word is at most 2 047 bytes): appended as is. Only a larger one
--- takes the subtransaction that keeps the comment when its words no longer fit.
+-- A new comment appends its words. A document of at most 400 distinct words stays below
+-- PostgreSQL's 1 MB per tsvector, which counts each word (at most 2 047 bytes, aligned) with its
+-- positions (at most 256, 2 bytes each, and their count): 400 x 2 562 bytes. It is appended to as
+-- is; only a larger one takes the subtransaction that keeps the comment when its words no longer fit.
 CREATE OR REPLACE FUNCTION "task_search_comment_inserted"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   words tsvector := public.task_search_words(NEW."body", 'C');
 BEGIN
   UPDATE "task_search" SET "comments" = "comments" || words
-   WHERE "task_id" = NEW."task_id" AND length("heading") + length("comments") + length(words) <= 512;
+   WHERE "task_id" = NEW."task_id" AND length("heading") + length("comments") + length(words) <= 400;
   IF NOT FOUND THEN
     BEGIN
       UPDATE "task_search" SET "comments" = "comments" || words WHERE "task_id" = NEW."task_id";
