@@ -260,24 +260,50 @@ SELECT
         d.project_id = $33::uuid
         AND d.version > $34::bigint
     )
-    ELSE (
-      SELECT
-        count(*)::int
-      FROM
-        tasks t
-      WHERE
-        t.project_id = $35::uuid
-        AND t.deleted_at IS NULL
-        AND EXISTS (
-          SELECT
-            1
-          FROM
-            task_search s
-          WHERE
-            s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($36)
-        )
-    )
+    ELSE CASE
+      WHEN (
+        SELECT
+          count(*)
+        FROM
+          search_hits
+      ) <= $35 THEN (
+        SELECT
+          count(*)::int
+        FROM
+          search_hits h
+          JOIN tasks t ON t.id = h.task_id
+        WHERE
+          t.project_id = $36::uuid
+          AND t.deleted_at IS NULL
+          AND EXISTS (
+            SELECT
+              1
+            FROM
+              task_search s
+            WHERE
+              s.task_id = t.id
+              AND (s.heading || s.comments) @@ task_search_query ($37)
+          )
+      )
+      ELSE (
+        SELECT
+          count(*)::int
+        FROM
+          tasks t
+        WHERE
+          t.project_id = $38::uuid
+          AND t.deleted_at IS NULL
+          AND EXISTS (
+            SELECT
+              1
+            FROM
+              task_search s
+            WHERE
+              s.task_id = t.id
+              AND (s.heading || s.comments) @@ task_search_query ($39)
+          )
+      )
+    END
   END AS total,
   (
     SELECT
@@ -335,7 +361,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $37
+      t.position <= $40
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -346,13 +372,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $38
+      t.position = $41
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $39
+          shown.position > $42
       )
   ) next ON true;

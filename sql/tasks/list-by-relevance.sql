@@ -258,24 +258,50 @@ SELECT
         d.project_id = $27::uuid
         AND d.version > $28::bigint
     )
-    ELSE (
-      SELECT
-        count(*)::int
-      FROM
-        tasks t
-      WHERE
-        t.project_id = $29::uuid
-        AND t.deleted_at IS NULL
-        AND EXISTS (
-          SELECT
-            1
-          FROM
-            task_search s
-          WHERE
-            s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($30)
-        )
-    )
+    ELSE CASE
+      WHEN (
+        SELECT
+          count(*)
+        FROM
+          search_hits
+      ) <= $29 THEN (
+        SELECT
+          count(*)::int
+        FROM
+          search_hits h
+          JOIN tasks t ON t.id = h.task_id
+        WHERE
+          t.project_id = $30::uuid
+          AND t.deleted_at IS NULL
+          AND EXISTS (
+            SELECT
+              1
+            FROM
+              task_search s
+            WHERE
+              s.task_id = t.id
+              AND (s.heading || s.comments) @@ task_search_query ($31)
+          )
+      )
+      ELSE (
+        SELECT
+          count(*)::int
+        FROM
+          tasks t
+        WHERE
+          t.project_id = $32::uuid
+          AND t.deleted_at IS NULL
+          AND EXISTS (
+            SELECT
+              1
+            FROM
+              task_search s
+            WHERE
+              s.task_id = t.id
+              AND (s.heading || s.comments) @@ task_search_query ($33)
+          )
+      )
+    END
   END AS total,
   (
     SELECT
@@ -333,7 +359,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $31
+      t.position <= $34
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -344,13 +370,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $32
+      t.position = $35
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $33
+          shown.position > $36
       )
   ) next ON true;

@@ -219,24 +219,50 @@ SELECT
         d.project_id = $25::uuid
         AND d.version > $26::bigint
     )
-    ELSE (
-      SELECT
-        count(*)::int
-      FROM
-        tasks t
-      WHERE
-        t.project_id = $27::uuid
-        AND t.deleted_at IS NULL
-        AND EXISTS (
-          SELECT
-            1
-          FROM
-            task_search s
-          WHERE
-            s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($28)
-        )
-    )
+    ELSE CASE
+      WHEN (
+        SELECT
+          count(*)
+        FROM
+          search_hits
+      ) <= $27 THEN (
+        SELECT
+          count(*)::int
+        FROM
+          search_hits h
+          JOIN tasks t ON t.id = h.task_id
+        WHERE
+          t.project_id = $28::uuid
+          AND t.deleted_at IS NULL
+          AND EXISTS (
+            SELECT
+              1
+            FROM
+              task_search s
+            WHERE
+              s.task_id = t.id
+              AND (s.heading || s.comments) @@ task_search_query ($29)
+          )
+      )
+      ELSE (
+        SELECT
+          count(*)::int
+        FROM
+          tasks t
+        WHERE
+          t.project_id = $30::uuid
+          AND t.deleted_at IS NULL
+          AND EXISTS (
+            SELECT
+              1
+            FROM
+              task_search s
+            WHERE
+              s.task_id = t.id
+              AND (s.heading || s.comments) @@ task_search_query ($31)
+          )
+      )
+    END
   END AS total,
   (
     SELECT
@@ -294,7 +320,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $29
+      t.position <= $32
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -305,13 +331,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $30
+      t.position = $33
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $31
+          shown.position > $34
       )
   ) next ON true;

@@ -204,8 +204,8 @@ export class TaskReader {
    * when matches are many; when they are few, PostgreSQL, which cannot tell (it guesses a
    * prefix's share of the words), walked a whole large project (4 s at a million tasks). So the
    * project's search matches are read first through the GIN index, up to FEW_SEARCH_MATCHES + 1,
-   * and when they are no more than that, the page is taken from them; the other way is then not run
-   * (each branch's guard is a one-time filter).
+   * and when they are no more than that, the page and the total are taken from them; the other way
+   * is then not run (each branch's guard is a one-time filter, or a CASE).
    */
   private async readPage(
     projectId: string,
@@ -233,6 +233,15 @@ export class TaskReader {
             UNION ALL (${pageFrom(Prisma.sql`${from} t`, Prisma.sql`AND (SELECT count(*) FROM search_hits) > ${FEW_SEARCH_MATCHES}`)})`;
     const hits =
       search === undefined ? [] : [cte('search_hits', { materialized: true })`${textSearchHits(projectId, search, FEW_SEARCH_MATCHES + 1)}`];
+    // A search's few matches are counted among them: PostgreSQL, guessing from its prefixes, plans
+    // a count over the project (bench/results/postgresql-1m-finding-2026-11-28.md).
+    const countAll = Prisma.sql`(SELECT count(*)::int FROM tasks t WHERE ${matches})`;
+    const countMatches =
+      search === undefined
+        ? countAll
+        : Prisma.sql`CASE WHEN (SELECT count(*) FROM search_hits) <= ${FEW_SEARCH_MATCHES}
+                          THEN (SELECT count(*)::int FROM search_hits h JOIN tasks t ON t.id = h.task_id WHERE ${matches})
+                          ELSE ${countAll} END`;
     // `shown` holds one task more than the page, to know whether a next page exists.
     // PostgreSQL runs an uncorrelated subquery in a CASE branch only if that branch is
     // taken: the deltas are read, or the matches counted, only when the total must move.
@@ -258,7 +267,7 @@ export class TaskReader {
                                - (SELECT count(*) FROM jsonb_populate_record(NULL::tasks, d.old_row) t WHERE ${matches})), 0)::int
                           FROM task_list_deltas d
                          WHERE d.project_id = ${projectId}::uuid AND d.version > ${knownVersion}::bigint)
-                    ELSE (SELECT count(*)::int FROM tasks t WHERE ${matches}) END AS total,
+                    ELSE ${countMatches} END AS total,
                (SELECT COALESCE(json_agg(${taskJson({ trash: order.trash })} ORDER BY t.position), '[]'::json)::text
                   FROM shown t ${TASK_VIEW_JOINS}
                  WHERE t.position <= ${limit}) AS tasks,
