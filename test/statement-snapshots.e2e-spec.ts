@@ -186,7 +186,7 @@ describe('statement snapshots (sql/, docs/statements.md)', () => {
     );
     await snap(
       'tasks/list-searched',
-      'A searched list (decisions.md section 25): the task_search document matched, the total counted again.',
+      'A searched list (decisions.md section 25): its matches counted up to 1 001, then, as they are few here, the page and the total taken from them.',
       () => api.get('/api/v1/tasks?search=bulk&limit=2'),
       200,
     );

@@ -31,8 +31,10 @@ SELECT
 
 -- A statement (PrismaService.sql):
 -- 2.
-WITH
-  search_hits AS MATERIALIZED (
+SELECT
+  count(*)::int AS matches
+FROM
+  (
     SELECT
       s.task_id
     FROM
@@ -42,6 +44,19 @@ WITH
       AND (s.heading || s.comments) @@ task_search_query ($2)
     LIMIT
       $3
+  ) h;
+
+-- A statement (PrismaService.sql):
+-- 3.
+WITH
+  search_hits AS MATERIALIZED (
+    SELECT
+      s.task_id
+    FROM
+      task_search s
+    WHERE
+      s.project_id = $1::uuid
+      AND (s.heading || s.comments) @@ task_search_query ($2)
   ),
   shown AS MATERIALIZED (
     SELECT
@@ -59,102 +74,46 @@ WITH
       ) AS position
     FROM
       (
-        (
-          SELECT
-            t.*
-          FROM
-            search_hits h
-            JOIN (
-              SELECT
-                t.*,
-                COALESCE(
-                  (
-                    SELECT
-                      ts_rank((s.heading || s.comments), task_search_query ($4))
-                    FROM
-                      task_search s
-                    WHERE
-                      s.task_id = t.id
-                  ),
-                  0
-                ) AS search_rank
-              FROM
-                tasks t
-            ) t ON t.id = h.task_id
-          WHERE
-            t.project_id = $5::uuid
-            AND t.deleted_at IS NULL
-            AND EXISTS (
-              SELECT
-                1
-              FROM
-                task_search s
-              WHERE
-                s.task_id = t.id
-                AND (s.heading || s.comments) @@ task_search_query ($6)
-            )
-            AND (t.search_rank, t.created_at, t.id) < ($7::real, $8, $9::uuid)
-            AND (
-              SELECT
-                count(*)
-              FROM
-                search_hits
-            ) <= $10
-          ORDER BY
-            t.search_rank DESC,
-            t.created_at DESC,
-            t.id DESC
-          LIMIT
-            $11
-        )
-        UNION ALL
-        (
-          SELECT
-            t.*
-          FROM
-            (
-              SELECT
-                t.*,
-                COALESCE(
-                  (
-                    SELECT
-                      ts_rank((s.heading || s.comments), task_search_query ($12))
-                    FROM
-                      task_search s
-                    WHERE
-                      s.task_id = t.id
-                  ),
-                  0
-                ) AS search_rank
-              FROM
-                tasks t
-            ) t
-          WHERE
-            t.project_id = $13::uuid
-            AND t.deleted_at IS NULL
-            AND EXISTS (
-              SELECT
-                1
-              FROM
-                task_search s
-              WHERE
-                s.task_id = t.id
-                AND (s.heading || s.comments) @@ task_search_query ($14)
-            )
-            AND (t.search_rank, t.created_at, t.id) < ($15::real, $16, $17::uuid)
-            AND (
-              SELECT
-                count(*)
-              FROM
-                search_hits
-            ) > $18
-          ORDER BY
-            t.search_rank DESC,
-            t.created_at DESC,
-            t.id DESC
-          LIMIT
-            $19
-        )
+        SELECT
+          t.*
+        FROM
+          search_hits h
+          JOIN (
+            SELECT
+              t.*,
+              COALESCE(
+                (
+                  SELECT
+                    ts_rank((s.heading || s.comments), task_search_query ($3))
+                  FROM
+                    task_search s
+                  WHERE
+                    s.task_id = t.id
+                ),
+                0
+              ) AS search_rank
+            FROM
+              tasks t
+          ) t ON t.id = h.task_id
+        WHERE
+          t.project_id = $4::uuid
+          AND t.deleted_at IS NULL
+          AND EXISTS (
+            SELECT
+              1
+            FROM
+              task_search s
+            WHERE
+              s.task_id = t.id
+              AND (s.heading || s.comments) @@ task_search_query ($5)
+          )
+          AND (t.search_rank, t.created_at, t.id) < ($6::real, $7, $8::uuid)
+        ORDER BY
+          t.search_rank DESC,
+          t.created_at DESC,
+          t.id DESC
+        LIMIT
+          $9
       ) t
   ),
   shown_labels AS MATERIALIZED (
@@ -195,7 +154,7 @@ WITH
           FROM
             event_sequences e
           WHERE
-            e.project_id = $20::uuid
+            e.project_id = $10::uuid
         ),
         0
       )::text AS key
@@ -204,15 +163,15 @@ WITH
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $21::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $11::uuid
   )
 SELECT
   version.key AS version,
   CASE
-    WHEN version.key = $22 THEN $23::int
-    WHEN $24
-    AND $25::bigint >= version.deltas_from
-    AND version.version - $26::bigint <= $27 THEN $28::int + (
+    WHEN version.key = $12 THEN $13::int
+    WHEN $14
+    AND $15::bigint >= version.deltas_from
+    AND version.version - $16::bigint <= $17 THEN $18::int + (
       SELECT
         COALESCE(
           sum(
@@ -222,7 +181,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $29::uuid
+                t.project_id = $19::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -231,7 +190,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($30)
+                    AND (s.heading || s.comments) @@ task_search_query ($20)
                 )
             ) - (
               SELECT
@@ -239,7 +198,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $31::uuid
+                t.project_id = $21::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -248,7 +207,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($32)
+                    AND (s.heading || s.comments) @@ task_search_query ($22)
                 )
             )
           ),
@@ -257,53 +216,28 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $33::uuid
-        AND d.version > $34::bigint
+        d.project_id = $23::uuid
+        AND d.version > $24::bigint
     )
-    ELSE CASE
-      WHEN (
-        SELECT
-          count(*)
-        FROM
-          search_hits
-      ) <= $35 THEN (
-        SELECT
-          count(*)::int
-        FROM
-          search_hits h
-          JOIN tasks t ON t.id = h.task_id
-        WHERE
-          t.project_id = $36::uuid
-          AND t.deleted_at IS NULL
-          AND EXISTS (
-            SELECT
-              1
-            FROM
-              task_search s
-            WHERE
-              s.task_id = t.id
-              AND (s.heading || s.comments) @@ task_search_query ($37)
-          )
-      )
-      ELSE (
-        SELECT
-          count(*)::int
-        FROM
-          tasks t
-        WHERE
-          t.project_id = $38::uuid
-          AND t.deleted_at IS NULL
-          AND EXISTS (
-            SELECT
-              1
-            FROM
-              task_search s
-            WHERE
-              s.task_id = t.id
-              AND (s.heading || s.comments) @@ task_search_query ($39)
-          )
-      )
-    END
+    ELSE (
+      SELECT
+        count(*)::int
+      FROM
+        search_hits h
+        JOIN tasks t ON t.id = h.task_id
+      WHERE
+        t.project_id = $25::uuid
+        AND t.deleted_at IS NULL
+        AND EXISTS (
+          SELECT
+            1
+          FROM
+            task_search s
+          WHERE
+            s.task_id = t.id
+            AND (s.heading || s.comments) @@ task_search_query ($26)
+        )
+    )
   END AS total,
   (
     SELECT
@@ -361,7 +295,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $40
+      t.position <= $27
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -372,13 +306,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $41
+      t.position = $28
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $42
+          shown.position > $29
       )
   ) next ON true;

@@ -31,8 +31,10 @@ SELECT
 
 -- A statement (PrismaService.sql):
 -- 2.
-WITH
-  search_hits AS MATERIALIZED (
+SELECT
+  count(*)::int AS matches
+FROM
+  (
     SELECT
       s.task_id
     FROM
@@ -42,6 +44,19 @@ WITH
       AND (s.heading || s.comments) @@ task_search_query ($2)
     LIMIT
       $3
+  ) h;
+
+-- A statement (PrismaService.sql):
+-- 3.
+WITH
+  search_hits AS MATERIALIZED (
+    SELECT
+      s.task_id
+    FROM
+      task_search s
+    WHERE
+      s.project_id = $1::uuid
+      AND (s.heading || s.comments) @@ task_search_query ($2)
   ),
   shown AS MATERIALIZED (
     SELECT
@@ -59,100 +74,45 @@ WITH
       ) AS position
     FROM
       (
-        (
-          SELECT
-            t.*
-          FROM
-            search_hits h
-            JOIN (
-              SELECT
-                t.*,
-                COALESCE(
-                  (
-                    SELECT
-                      ts_rank((s.heading || s.comments), task_search_query ($4))
-                    FROM
-                      task_search s
-                    WHERE
-                      s.task_id = t.id
-                  ),
-                  0
-                ) AS search_rank
-              FROM
-                tasks t
-            ) t ON t.id = h.task_id
-          WHERE
-            t.project_id = $5::uuid
-            AND t.deleted_at IS NULL
-            AND EXISTS (
-              SELECT
-                1
-              FROM
-                task_search s
-              WHERE
-                s.task_id = t.id
-                AND (s.heading || s.comments) @@ task_search_query ($6)
-            )
-            AND (
-              SELECT
-                count(*)
-              FROM
-                search_hits
-            ) <= $7
-          ORDER BY
-            t.search_rank DESC,
-            t.created_at DESC,
-            t.id DESC
-          LIMIT
-            $8
-        )
-        UNION ALL
-        (
-          SELECT
-            t.*
-          FROM
-            (
-              SELECT
-                t.*,
-                COALESCE(
-                  (
-                    SELECT
-                      ts_rank((s.heading || s.comments), task_search_query ($9))
-                    FROM
-                      task_search s
-                    WHERE
-                      s.task_id = t.id
-                  ),
-                  0
-                ) AS search_rank
-              FROM
-                tasks t
-            ) t
-          WHERE
-            t.project_id = $10::uuid
-            AND t.deleted_at IS NULL
-            AND EXISTS (
-              SELECT
-                1
-              FROM
-                task_search s
-              WHERE
-                s.task_id = t.id
-                AND (s.heading || s.comments) @@ task_search_query ($11)
-            )
-            AND (
-              SELECT
-                count(*)
-              FROM
-                search_hits
-            ) > $12
-          ORDER BY
-            t.search_rank DESC,
-            t.created_at DESC,
-            t.id DESC
-          LIMIT
-            $13
-        )
+        SELECT
+          t.*
+        FROM
+          search_hits h
+          JOIN (
+            SELECT
+              t.*,
+              COALESCE(
+                (
+                  SELECT
+                    ts_rank((s.heading || s.comments), task_search_query ($3))
+                  FROM
+                    task_search s
+                  WHERE
+                    s.task_id = t.id
+                ),
+                0
+              ) AS search_rank
+            FROM
+              tasks t
+          ) t ON t.id = h.task_id
+        WHERE
+          t.project_id = $4::uuid
+          AND t.deleted_at IS NULL
+          AND EXISTS (
+            SELECT
+              1
+            FROM
+              task_search s
+            WHERE
+              s.task_id = t.id
+              AND (s.heading || s.comments) @@ task_search_query ($5)
+          )
+        ORDER BY
+          t.search_rank DESC,
+          t.created_at DESC,
+          t.id DESC
+        LIMIT
+          $6
       ) t
   ),
   shown_labels AS MATERIALIZED (
@@ -193,7 +153,7 @@ WITH
           FROM
             event_sequences e
           WHERE
-            e.project_id = $14::uuid
+            e.project_id = $7::uuid
         ),
         0
       )::text AS key
@@ -202,15 +162,15 @@ WITH
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $15::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $8::uuid
   )
 SELECT
   version.key AS version,
   CASE
-    WHEN version.key = $16 THEN $17::int
-    WHEN $18
-    AND $19::bigint >= version.deltas_from
-    AND version.version - $20::bigint <= $21 THEN $22::int + (
+    WHEN version.key = $9 THEN $10::int
+    WHEN $11
+    AND $12::bigint >= version.deltas_from
+    AND version.version - $13::bigint <= $14 THEN $15::int + (
       SELECT
         COALESCE(
           sum(
@@ -220,7 +180,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $23::uuid
+                t.project_id = $16::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -229,7 +189,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($24)
+                    AND (s.heading || s.comments) @@ task_search_query ($17)
                 )
             ) - (
               SELECT
@@ -237,7 +197,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $25::uuid
+                t.project_id = $18::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -246,7 +206,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($26)
+                    AND (s.heading || s.comments) @@ task_search_query ($19)
                 )
             )
           ),
@@ -255,53 +215,28 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $27::uuid
-        AND d.version > $28::bigint
+        d.project_id = $20::uuid
+        AND d.version > $21::bigint
     )
-    ELSE CASE
-      WHEN (
-        SELECT
-          count(*)
-        FROM
-          search_hits
-      ) <= $29 THEN (
-        SELECT
-          count(*)::int
-        FROM
-          search_hits h
-          JOIN tasks t ON t.id = h.task_id
-        WHERE
-          t.project_id = $30::uuid
-          AND t.deleted_at IS NULL
-          AND EXISTS (
-            SELECT
-              1
-            FROM
-              task_search s
-            WHERE
-              s.task_id = t.id
-              AND (s.heading || s.comments) @@ task_search_query ($31)
-          )
-      )
-      ELSE (
-        SELECT
-          count(*)::int
-        FROM
-          tasks t
-        WHERE
-          t.project_id = $32::uuid
-          AND t.deleted_at IS NULL
-          AND EXISTS (
-            SELECT
-              1
-            FROM
-              task_search s
-            WHERE
-              s.task_id = t.id
-              AND (s.heading || s.comments) @@ task_search_query ($33)
-          )
-      )
-    END
+    ELSE (
+      SELECT
+        count(*)::int
+      FROM
+        search_hits h
+        JOIN tasks t ON t.id = h.task_id
+      WHERE
+        t.project_id = $22::uuid
+        AND t.deleted_at IS NULL
+        AND EXISTS (
+          SELECT
+            1
+          FROM
+            task_search s
+          WHERE
+            s.task_id = t.id
+            AND (s.heading || s.comments) @@ task_search_query ($23)
+        )
+    )
   END AS total,
   (
     SELECT
@@ -359,7 +294,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $34
+      t.position <= $24
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -370,13 +305,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $35
+      t.position = $25
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $36
+          shown.position > $26
       )
   ) next ON true;

@@ -1,5 +1,5 @@
 -- GET /api/v1/tasks?search=bulk&limit=2
--- A searched list (decisions.md section 25): the task_search document matched, the total counted again.
+-- A searched list (decisions.md section 25): its matches counted up to 1 001, then, as they are few here, the page and the total taken from them.
 -- After the key look-up (sql/every-request.sql).
 -- Written by `npm run sql:snapshot` (test/statement-snapshots.e2e-spec.ts), do not edit: the statements the
 -- request sends on the database driver, in order, formatted, with their parameters as $1, $2...
@@ -31,8 +31,10 @@ SELECT
 
 -- A statement (PrismaService.sql):
 -- 2.
-WITH
-  search_hits AS MATERIALIZED (
+SELECT
+  count(*)::int AS matches
+FROM
+  (
     SELECT
       s.task_id
     FROM
@@ -42,6 +44,19 @@ WITH
       AND (s.heading || s.comments) @@ task_search_query ($2)
     LIMIT
       $3
+  ) h;
+
+-- A statement (PrismaService.sql):
+-- 3.
+WITH
+  search_hits AS MATERIALIZED (
+    SELECT
+      s.task_id
+    FROM
+      task_search s
+    WHERE
+      s.project_id = $1::uuid
+      AND (s.heading || s.comments) @@ task_search_query ($2)
   ),
   shown AS MATERIALIZED (
     SELECT
@@ -54,66 +69,28 @@ WITH
       ) AS position
     FROM
       (
-        (
-          SELECT
-            t.*
-          FROM
-            search_hits h
-            JOIN tasks t ON t.id = h.task_id
-          WHERE
-            t.project_id = $4::uuid
-            AND t.deleted_at IS NULL
-            AND EXISTS (
-              SELECT
-                1
-              FROM
-                task_search s
-              WHERE
-                s.task_id = t.id
-                AND (s.heading || s.comments) @@ task_search_query ($5)
-            )
-            AND (
-              SELECT
-                count(*)
-              FROM
-                search_hits
-            ) <= $6
-          ORDER BY
-            t.created_at DESC,
-            t.id DESC
-          LIMIT
-            $7
-        )
-        UNION ALL
-        (
-          SELECT
-            t.*
-          FROM
-            tasks t
-          WHERE
-            t.project_id = $8::uuid
-            AND t.deleted_at IS NULL
-            AND EXISTS (
-              SELECT
-                1
-              FROM
-                task_search s
-              WHERE
-                s.task_id = t.id
-                AND (s.heading || s.comments) @@ task_search_query ($9)
-            )
-            AND (
-              SELECT
-                count(*)
-              FROM
-                search_hits
-            ) > $10
-          ORDER BY
-            t.created_at DESC,
-            t.id DESC
-          LIMIT
-            $11
-        )
+        SELECT
+          t.*
+        FROM
+          search_hits h
+          JOIN tasks t ON t.id = h.task_id
+        WHERE
+          t.project_id = $3::uuid
+          AND t.deleted_at IS NULL
+          AND EXISTS (
+            SELECT
+              1
+            FROM
+              task_search s
+            WHERE
+              s.task_id = t.id
+              AND (s.heading || s.comments) @@ task_search_query ($4)
+          )
+        ORDER BY
+          t.created_at DESC,
+          t.id DESC
+        LIMIT
+          $5
       ) t
   ),
   shown_labels AS MATERIALIZED (
@@ -154,7 +131,7 @@ WITH
           FROM
             event_sequences e
           WHERE
-            e.project_id = $12::uuid
+            e.project_id = $6::uuid
         ),
         0
       )::text AS key
@@ -163,15 +140,15 @@ WITH
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $13::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $7::uuid
   )
 SELECT
   version.key AS version,
   CASE
-    WHEN version.key = $14 THEN $15::int
-    WHEN $16
-    AND $17::bigint >= version.deltas_from
-    AND version.version - $18::bigint <= $19 THEN $20::int + (
+    WHEN version.key = $8 THEN $9::int
+    WHEN $10
+    AND $11::bigint >= version.deltas_from
+    AND version.version - $12::bigint <= $13 THEN $14::int + (
       SELECT
         COALESCE(
           sum(
@@ -181,7 +158,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $21::uuid
+                t.project_id = $15::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -190,7 +167,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($22)
+                    AND (s.heading || s.comments) @@ task_search_query ($16)
                 )
             ) - (
               SELECT
@@ -198,7 +175,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $23::uuid
+                t.project_id = $17::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -207,7 +184,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($24)
+                    AND (s.heading || s.comments) @@ task_search_query ($18)
                 )
             )
           ),
@@ -216,53 +193,28 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $25::uuid
-        AND d.version > $26::bigint
+        d.project_id = $19::uuid
+        AND d.version > $20::bigint
     )
-    ELSE CASE
-      WHEN (
-        SELECT
-          count(*)
-        FROM
-          search_hits
-      ) <= $27 THEN (
-        SELECT
-          count(*)::int
-        FROM
-          search_hits h
-          JOIN tasks t ON t.id = h.task_id
-        WHERE
-          t.project_id = $28::uuid
-          AND t.deleted_at IS NULL
-          AND EXISTS (
-            SELECT
-              1
-            FROM
-              task_search s
-            WHERE
-              s.task_id = t.id
-              AND (s.heading || s.comments) @@ task_search_query ($29)
-          )
-      )
-      ELSE (
-        SELECT
-          count(*)::int
-        FROM
-          tasks t
-        WHERE
-          t.project_id = $30::uuid
-          AND t.deleted_at IS NULL
-          AND EXISTS (
-            SELECT
-              1
-            FROM
-              task_search s
-            WHERE
-              s.task_id = t.id
-              AND (s.heading || s.comments) @@ task_search_query ($31)
-          )
-      )
-    END
+    ELSE (
+      SELECT
+        count(*)::int
+      FROM
+        search_hits h
+        JOIN tasks t ON t.id = h.task_id
+      WHERE
+        t.project_id = $21::uuid
+        AND t.deleted_at IS NULL
+        AND EXISTS (
+          SELECT
+            1
+          FROM
+            task_search s
+          WHERE
+            s.task_id = t.id
+            AND (s.heading || s.comments) @@ task_search_query ($22)
+        )
+    )
   END AS total,
   (
     SELECT
@@ -320,7 +272,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $32
+      t.position <= $23
   ) AS tasks,
   next.cursor_at AS next
 FROM
@@ -331,13 +283,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $33
+      t.position = $24
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $34
+          shown.position > $25
       )
   ) next ON true;

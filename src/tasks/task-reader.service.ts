@@ -203,9 +203,8 @@ export class TaskReader {
    * A search's page: the order's index walked until a page of matches is found, which is quick
    * when matches are many; when they are few, PostgreSQL, which cannot tell (it guesses a
    * prefix's share of the words), walked a whole large project (4 s at a million tasks). So the
-   * project's search matches are read first through the GIN index, up to FEW_SEARCH_MATCHES + 1,
-   * and when they are no more than that, the page and the total are taken from them; the other way
-   * is then not run (each branch's guard is a one-time filter, or a CASE).
+   * project's search matches are counted first through the GIN index, up to FEW_SEARCH_MATCHES + 1,
+   * and when they are no more than that, the page and the total are taken from them.
    */
   private async readPage(
     projectId: string,
@@ -224,24 +223,17 @@ export class TaskReader {
     // The task list version a remembered total was read at (its deltas follow it).
     const knownVersion = knownKey.split('.')[0];
     const knownTotal = known?.total ?? 0;
-    const pageFrom = (rows: Prisma.Sql, guard: Prisma.Sql) =>
-      Prisma.sql`SELECT t.* FROM ${rows} WHERE ${matches} ${keyset} ${guard} ORDER BY ${sort} LIMIT ${limit + 1}`;
-    const page =
-      search === undefined
-        ? pageFrom(Prisma.sql`${from} t`, Prisma.empty)
-        : Prisma.sql`(${pageFrom(Prisma.sql`search_hits h JOIN ${from} t ON t.id = h.task_id`, Prisma.sql`AND (SELECT count(*) FROM search_hits) <= ${FEW_SEARCH_MATCHES}`)})
-            UNION ALL (${pageFrom(Prisma.sql`${from} t`, Prisma.sql`AND (SELECT count(*) FROM search_hits) > ${FEW_SEARCH_MATCHES}`)})`;
-    const hits =
-      search === undefined ? [] : [cte('search_hits', { materialized: true })`${textSearchHits(projectId, search, FEW_SEARCH_MATCHES + 1)}`];
-    // A search's few matches are counted among them: PostgreSQL, guessing from its prefixes, plans
-    // a count over the project (bench/results/postgresql-1m-finding-2026-11-28.md).
-    const countAll = Prisma.sql`(SELECT count(*)::int FROM tasks t WHERE ${matches})`;
-    const countMatches =
-      search === undefined
-        ? countAll
-        : Prisma.sql`CASE WHEN (SELECT count(*) FROM search_hits) <= ${FEW_SEARCH_MATCHES}
-                          THEN (SELECT count(*)::int FROM search_hits h JOIN tasks t ON t.id = h.task_id WHERE ${matches})
-                          ELSE ${countAll} END`;
+    // A search with few matches takes its page and its total from them (the comment above). Which
+    // way is decided before the statement, so that it holds only that way: a guarded other way
+    // still started parallel workers (bench/results/postgresql-1m-finding-2026-11-28.md). Read in
+    // another snapshot, the count only chooses the plan: the few-matches way reads every match.
+    const fewMatches = search !== undefined && (await this.searchMatchesUpTo(projectId, search, FEW_SEARCH_MATCHES + 1)) <= FEW_SEARCH_MATCHES;
+    const rows = fewMatches ? Prisma.sql`search_hits h JOIN ${from} t ON t.id = h.task_id` : Prisma.sql`${from} t`;
+    const page = Prisma.sql`SELECT t.* FROM ${rows} WHERE ${matches} ${keyset} ORDER BY ${sort} LIMIT ${limit + 1}`;
+    const hits = fewMatches ? [cte('search_hits', { materialized: true })`${textSearchHits(projectId, search)}`] : [];
+    const countMatches = fewMatches
+      ? Prisma.sql`(SELECT count(*)::int FROM search_hits h JOIN tasks t ON t.id = h.task_id WHERE ${matches})`
+      : Prisma.sql`(SELECT count(*)::int FROM tasks t WHERE ${matches})`;
     // `shown` holds one task more than the page, to know whether a next page exists.
     // PostgreSQL runs an uncorrelated subquery in a CASE branch only if that branch is
     // taken: the deltas are read, or the matches counted, only when the total must move.
@@ -277,6 +269,14 @@ export class TaskReader {
                       WHERE t.position = ${limit} AND EXISTS (SELECT 1 FROM shown WHERE shown.position > ${limit})) next ON true`),
     );
     return row;
+  }
+
+  /** How many of the project's tasks, live or in the trash, `search` finds, counted up to `limit`. */
+  private async searchMatchesUpTo(projectId: string, search: string, limit: number): Promise<number> {
+    const [row] = await this.prisma.sql.rows(
+      statement<{ matches: number }>(Prisma.sql`SELECT count(*)::int AS matches FROM (${textSearchHits(projectId, search, limit)}) h`),
+    );
+    return row.matches;
   }
 
   /** A live task of the project in full, or null. Pass the transaction to read inside it. */
