@@ -163,6 +163,8 @@ const WRITE_ROWS = ['create', 'patch', 'deleteRestore'];
 /** The lists right after a change, on the floor too, closed loop and at this many pairs/s. */
 const AFTER_CHANGE_ROWS = ['patchList', 'patchListFiltered'];
 const AFTER_CHANGE_RATE = 50;
+/** Issue 38's searches and filter at a fixed rate, also right after a change (pairs/s). */
+const SEARCH_RATE = 10;
 /** The sprint report at a fixed rate: a few people opening it at once, not a poll. */
 const REPORT_RATE = 10;
 
@@ -300,6 +302,8 @@ const SERVICE_ROWS = [
   { key: 'patchList', fixedRate: AFTER_CHANGE_RATE },
   { key: 'patchListFiltered' },
   { key: 'patchListFiltered', fixedRate: AFTER_CHANGE_RATE },
+  { key: 'patchSearchSelective', fixedRate: SEARCH_RATE },
+  { key: 'patchSearchBroad', fixedRate: SEARCH_RATE },
   { key: 'move' },
   { key: 'deleteRestore' },
 ];
