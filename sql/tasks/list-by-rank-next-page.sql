@@ -189,7 +189,8 @@ SELECT
     WHERE
       t.position <= $17
   ) AS tasks,
-  next.cursor_at AS next
+  next.cursor_at AS next,
+  false AS overflowed
 FROM
   version
   LEFT JOIN (

@@ -57,6 +57,8 @@ WITH
     WHERE
       s.project_id = $1::uuid
       AND (s.heading || s.comments) @@ task_search_query ($2)
+    LIMIT
+      $3
   ),
   shown AS MATERIALIZED (
     SELECT
@@ -84,7 +86,7 @@ WITH
               COALESCE(
                 (
                   SELECT
-                    ts_rank((s.heading || s.comments), task_search_query ($3))
+                    ts_rank((s.heading || s.comments), task_search_query ($4))
                   FROM
                     task_search s
                   WHERE
@@ -96,7 +98,7 @@ WITH
               tasks t
           ) t ON t.id = h.task_id
         WHERE
-          t.project_id = $4::uuid
+          t.project_id = $5::uuid
           AND t.deleted_at IS NULL
           AND EXISTS (
             SELECT
@@ -105,15 +107,15 @@ WITH
               task_search s
             WHERE
               s.task_id = t.id
-              AND (s.heading || s.comments) @@ task_search_query ($5)
+              AND (s.heading || s.comments) @@ task_search_query ($6)
           )
-          AND (t.search_rank, t.created_at, t.id) < ($6::real, $7, $8::uuid)
+          AND (t.search_rank, t.created_at, t.id) < ($7::real, $8, $9::uuid)
         ORDER BY
           t.search_rank DESC,
           t.created_at DESC,
           t.id DESC
         LIMIT
-          $9
+          $10
       ) t
   ),
   shown_labels AS MATERIALIZED (
@@ -154,7 +156,7 @@ WITH
           FROM
             event_sequences e
           WHERE
-            e.project_id = $10::uuid
+            e.project_id = $11::uuid
         ),
         0
       )::text AS key
@@ -163,15 +165,15 @@ WITH
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $11::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $12::uuid
   )
 SELECT
   version.key AS version,
   CASE
-    WHEN version.key = $12 THEN $13::int
-    WHEN $14
-    AND $15::bigint >= version.deltas_from
-    AND version.version - $16::bigint <= $17 THEN $18::int + (
+    WHEN version.key = $13 THEN $14::int
+    WHEN $15
+    AND $16::bigint >= version.deltas_from
+    AND version.version - $17::bigint <= $18 THEN $19::int + (
       SELECT
         COALESCE(
           sum(
@@ -181,7 +183,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $19::uuid
+                t.project_id = $20::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -190,7 +192,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($20)
+                    AND (s.heading || s.comments) @@ task_search_query ($21)
                 )
             ) - (
               SELECT
@@ -198,7 +200,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $21::uuid
+                t.project_id = $22::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -207,7 +209,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($22)
+                    AND (s.heading || s.comments) @@ task_search_query ($23)
                 )
             )
           ),
@@ -216,8 +218,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $23::uuid
-        AND d.version > $24::bigint
+        d.project_id = $24::uuid
+        AND d.version > $25::bigint
     )
     ELSE (
       SELECT
@@ -226,7 +228,7 @@ SELECT
         search_hits h
         JOIN tasks t ON t.id = h.task_id
       WHERE
-        t.project_id = $25::uuid
+        t.project_id = $26::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -235,7 +237,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($26)
+            AND (s.heading || s.comments) @@ task_search_query ($27)
         )
     )
   END AS total,
@@ -295,9 +297,15 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $27
+      t.position <= $28
   ) AS tasks,
-  next.cursor_at AS next
+  next.cursor_at AS next,
+  (
+    SELECT
+      count(*)
+    FROM
+      search_hits
+  ) > $29 AS overflowed
 FROM
   version
   LEFT JOIN (
@@ -306,13 +314,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $28
+      t.position = $30
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $29
+          shown.position > $31
       )
   ) next ON true;

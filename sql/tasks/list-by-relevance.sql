@@ -57,6 +57,8 @@ WITH
     WHERE
       s.project_id = $1::uuid
       AND (s.heading || s.comments) @@ task_search_query ($2)
+    LIMIT
+      $3
   ),
   shown AS MATERIALIZED (
     SELECT
@@ -84,7 +86,7 @@ WITH
               COALESCE(
                 (
                   SELECT
-                    ts_rank((s.heading || s.comments), task_search_query ($3))
+                    ts_rank((s.heading || s.comments), task_search_query ($4))
                   FROM
                     task_search s
                   WHERE
@@ -96,7 +98,7 @@ WITH
               tasks t
           ) t ON t.id = h.task_id
         WHERE
-          t.project_id = $4::uuid
+          t.project_id = $5::uuid
           AND t.deleted_at IS NULL
           AND EXISTS (
             SELECT
@@ -105,14 +107,14 @@ WITH
               task_search s
             WHERE
               s.task_id = t.id
-              AND (s.heading || s.comments) @@ task_search_query ($5)
+              AND (s.heading || s.comments) @@ task_search_query ($6)
           )
         ORDER BY
           t.search_rank DESC,
           t.created_at DESC,
           t.id DESC
         LIMIT
-          $6
+          $7
       ) t
   ),
   shown_labels AS MATERIALIZED (
@@ -153,7 +155,7 @@ WITH
           FROM
             event_sequences e
           WHERE
-            e.project_id = $7::uuid
+            e.project_id = $8::uuid
         ),
         0
       )::text AS key
@@ -162,15 +164,15 @@ WITH
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $8::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $9::uuid
   )
 SELECT
   version.key AS version,
   CASE
-    WHEN version.key = $9 THEN $10::int
-    WHEN $11
-    AND $12::bigint >= version.deltas_from
-    AND version.version - $13::bigint <= $14 THEN $15::int + (
+    WHEN version.key = $10 THEN $11::int
+    WHEN $12
+    AND $13::bigint >= version.deltas_from
+    AND version.version - $14::bigint <= $15 THEN $16::int + (
       SELECT
         COALESCE(
           sum(
@@ -180,7 +182,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $16::uuid
+                t.project_id = $17::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -189,7 +191,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($17)
+                    AND (s.heading || s.comments) @@ task_search_query ($18)
                 )
             ) - (
               SELECT
@@ -197,7 +199,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $18::uuid
+                t.project_id = $19::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -206,7 +208,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($19)
+                    AND (s.heading || s.comments) @@ task_search_query ($20)
                 )
             )
           ),
@@ -215,8 +217,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $20::uuid
-        AND d.version > $21::bigint
+        d.project_id = $21::uuid
+        AND d.version > $22::bigint
     )
     ELSE (
       SELECT
@@ -225,7 +227,7 @@ SELECT
         search_hits h
         JOIN tasks t ON t.id = h.task_id
       WHERE
-        t.project_id = $22::uuid
+        t.project_id = $23::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -234,7 +236,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($23)
+            AND (s.heading || s.comments) @@ task_search_query ($24)
         )
     )
   END AS total,
@@ -294,9 +296,15 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $24
+      t.position <= $25
   ) AS tasks,
-  next.cursor_at AS next
+  next.cursor_at AS next,
+  (
+    SELECT
+      count(*)
+    FROM
+      search_hits
+  ) > $26 AS overflowed
 FROM
   version
   LEFT JOIN (
@@ -305,13 +313,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $25
+      t.position = $27
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $26
+          shown.position > $28
       )
   ) next ON true;

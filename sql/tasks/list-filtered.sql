@@ -234,7 +234,8 @@ SELECT
     WHERE
       t.position <= $32
   ) AS tasks,
-  next.cursor_at AS next
+  next.cursor_at AS next,
+  false AS overflowed
 FROM
   version
   LEFT JOIN (

@@ -57,6 +57,8 @@ WITH
     WHERE
       s.project_id = $1::uuid
       AND (s.heading || s.comments) @@ task_search_query ($2)
+    LIMIT
+      $3
   ),
   shown AS MATERIALIZED (
     SELECT
@@ -75,7 +77,7 @@ WITH
           search_hits h
           JOIN tasks t ON t.id = h.task_id
         WHERE
-          t.project_id = $3::uuid
+          t.project_id = $4::uuid
           AND t.deleted_at IS NULL
           AND EXISTS (
             SELECT
@@ -84,13 +86,13 @@ WITH
               task_search s
             WHERE
               s.task_id = t.id
-              AND (s.heading || s.comments) @@ task_search_query ($4)
+              AND (s.heading || s.comments) @@ task_search_query ($5)
           )
         ORDER BY
           t.created_at DESC,
           t.id DESC
         LIMIT
-          $5
+          $6
       ) t
   ),
   shown_labels AS MATERIALIZED (
@@ -131,7 +133,7 @@ WITH
           FROM
             event_sequences e
           WHERE
-            e.project_id = $6::uuid
+            e.project_id = $7::uuid
         ),
         0
       )::text AS key
@@ -140,15 +142,15 @@ WITH
         SELECT
           1
       ) one
-      LEFT JOIN task_list_versions v ON v.project_id = $7::uuid
+      LEFT JOIN task_list_versions v ON v.project_id = $8::uuid
   )
 SELECT
   version.key AS version,
   CASE
-    WHEN version.key = $8 THEN $9::int
-    WHEN $10
-    AND $11::bigint >= version.deltas_from
-    AND version.version - $12::bigint <= $13 THEN $14::int + (
+    WHEN version.key = $9 THEN $10::int
+    WHEN $11
+    AND $12::bigint >= version.deltas_from
+    AND version.version - $13::bigint <= $14 THEN $15::int + (
       SELECT
         COALESCE(
           sum(
@@ -158,7 +160,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $15::uuid
+                t.project_id = $16::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -167,7 +169,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($16)
+                    AND (s.heading || s.comments) @@ task_search_query ($17)
                 )
             ) - (
               SELECT
@@ -175,7 +177,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $17::uuid
+                t.project_id = $18::uuid
                 AND t.deleted_at IS NULL
                 AND EXISTS (
                   SELECT
@@ -184,7 +186,7 @@ SELECT
                     task_search s
                   WHERE
                     s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($18)
+                    AND (s.heading || s.comments) @@ task_search_query ($19)
                 )
             )
           ),
@@ -193,8 +195,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $19::uuid
-        AND d.version > $20::bigint
+        d.project_id = $20::uuid
+        AND d.version > $21::bigint
     )
     ELSE (
       SELECT
@@ -203,7 +205,7 @@ SELECT
         search_hits h
         JOIN tasks t ON t.id = h.task_id
       WHERE
-        t.project_id = $21::uuid
+        t.project_id = $22::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -212,7 +214,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($22)
+            AND (s.heading || s.comments) @@ task_search_query ($23)
         )
     )
   END AS total,
@@ -272,9 +274,15 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $23
+      t.position <= $24
   ) AS tasks,
-  next.cursor_at AS next
+  next.cursor_at AS next,
+  (
+    SELECT
+      count(*)
+    FROM
+      search_hits
+  ) > $25 AS overflowed
 FROM
   version
   LEFT JOIN (
@@ -283,13 +291,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $24
+      t.position = $26
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $25
+          shown.position > $27
       )
   ) next ON true;

@@ -192,7 +192,8 @@ SELECT
     WHERE
       t.position <= $16
   ) AS tasks,
-  next.cursor_at AS next
+  next.cursor_at AS next,
+  false AS overflowed
 FROM
   version
   LEFT JOIN (

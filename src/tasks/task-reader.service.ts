@@ -111,6 +111,8 @@ interface PageRow {
   version: string;
   /** The list order's position of the last task shown (ListOrder.cursorAt), when more tasks follow it. */
   next: string | null;
+  /** A search's matches, few when counted before, were more in the statement's snapshot (readPage). */
+  overflowed: boolean;
 }
 
 /**
@@ -209,12 +211,14 @@ export class TaskReader {
   private async readPage(
     projectId: string,
     matches: Prisma.Sql,
-    { rowOnly, readsWords, search }: TaskListFilter,
+    filter: TaskListFilter,
     order: ListOrder,
     list: ListQuery,
     limit: number,
     known: RememberedTotal | undefined,
+    fewMatches?: boolean,
   ): Promise<PageRow> {
+    const { rowOnly, readsWords, search } = filter;
     const { from, orderBy, cursorAt, after } = order;
     const sort = Prisma.raw(orderBy);
     // Keyset: the comparison is served by the order's index ((project_id, <sort> DESC, id DESC), or (project_id, rank)).
@@ -225,12 +229,17 @@ export class TaskReader {
     const knownTotal = known?.total ?? 0;
     // A search with few matches takes its page and its total from them (the comment above). Which
     // way is decided before the statement, so that it holds only that way: a guarded other way
-    // still started parallel workers (bench/results/postgresql-1m-finding-2026-11-28.md). Read in
-    // another snapshot, the count only chooses the plan: the few-matches way reads every match.
-    const fewMatches = search !== undefined && (await this.searchMatchesUpTo(projectId, search, FEW_SEARCH_MATCHES + 1)) <= FEW_SEARCH_MATCHES;
+    // still started parallel workers (bench/results/postgresql-1m-finding-2026-11-28.md). The
+    // matches are read again, up to one more than few (which keeps PostgreSQL's plan to a few):
+    // if they are no longer few in this snapshot, the page is read the other way.
+    fewMatches ??= search !== undefined && (await this.searchMatchesUpTo(projectId, search, FEW_SEARCH_MATCHES + 1)) <= FEW_SEARCH_MATCHES;
     const rows = fewMatches ? Prisma.sql`search_hits h JOIN ${from} t ON t.id = h.task_id` : Prisma.sql`${from} t`;
     const page = Prisma.sql`SELECT t.* FROM ${rows} WHERE ${matches} ${keyset} ORDER BY ${sort} LIMIT ${limit + 1}`;
-    const hits = fewMatches ? [cte('search_hits', { materialized: true })`${textSearchHits(projectId, search)}`] : [];
+    const hits =
+      fewMatches && search !== undefined
+        ? [cte('search_hits', { materialized: true })`${textSearchHits(projectId, search, FEW_SEARCH_MATCHES + 1)}`]
+        : [];
+    const overflowed = fewMatches ? Prisma.sql`(SELECT count(*) FROM search_hits) > ${FEW_SEARCH_MATCHES}` : Prisma.sql`false`;
     const countMatches = fewMatches
       ? Prisma.sql`(SELECT count(*)::int FROM search_hits h JOIN tasks t ON t.id = h.task_id WHERE ${matches})`
       : Prisma.sql`(SELECT count(*)::int FROM tasks t WHERE ${matches})`;
@@ -263,11 +272,13 @@ export class TaskReader {
                (SELECT COALESCE(json_agg(${taskJson({ trash: order.trash })} ORDER BY t.position), '[]'::json)::text
                   FROM shown t ${TASK_VIEW_JOINS}
                  WHERE t.position <= ${limit}) AS tasks,
-               next.cursor_at AS next
+               next.cursor_at AS next,
+               ${overflowed} AS overflowed
           FROM version
           LEFT JOIN (SELECT t.cursor_at FROM shown t
                       WHERE t.position = ${limit} AND EXISTS (SELECT 1 FROM shown WHERE shown.position > ${limit})) next ON true`),
     );
+    if (row.overflowed) return this.readPage(projectId, matches, filter, order, list, limit, known, false);
     return row;
   }
 
