@@ -13,10 +13,9 @@ export function textSearchCondition(search: string): Prisma.Sql {
   return Prisma.sql`EXISTS (SELECT 1 FROM task_search s WHERE s.task_id = t.id AND ${documentMatches(search)})`;
 }
 
-/** The ids of the project's tasks, live or in the trash, whose document matches `search` (at most `limit`), through the GIN index. */
-export function textSearchHits(projectId: string, search: string, limit?: number): Prisma.Sql {
-  const atMost = limit === undefined ? Prisma.empty : Prisma.sql`LIMIT ${limit}`;
-  return Prisma.sql`SELECT s.task_id FROM task_search s WHERE s.project_id = ${projectId}::uuid AND ${documentMatches(search)} ${atMost}`;
+/** The ids of the project's tasks, live or in the trash, whose document matches `search`: at most `limit`, through the GIN index. */
+export function textSearchHits(projectId: string, search: string, limit: number): Prisma.Sql {
+  return Prisma.sql`SELECT s.task_id FROM task_search s WHERE s.project_id = ${projectId}::uuid AND ${documentMatches(search)} LIMIT ${limit}`;
 }
 
 /**
