@@ -34,8 +34,6 @@ const CLOSE_SCOPE = 1000;
  * of 5 rounds of 8 s takes at a few closes a second (a close beyond them fails, and counts as an error).
  */
 const CLOSE_POOL = 400;
-/** Four verbs of the seed's twelve: a third of the titles. */
-const BROAD_SEARCH = 'fix or add or update or remove';
 
 /** A create body (with assignee, 2 labels, sprint, due date) in the project of `refs` (fixtures.js createReferences). */
 function createBody(refs, n) {
@@ -61,6 +59,10 @@ function scenarios({ bigKey, writerKey, hookedKey, closerKey, adminToken, fixtur
   const big = auth(bigKey);
   const writer = auth(writerKey);
   const filtered = `/api/v1/tasks?status=todo,in_progress&assigneeId=${fixtures.assigneeId}&q=${fixtures.searchWord}`;
+  // Issue 38's searches, repeated and right after a change: a task number, and four verbs of the
+  // seed's twelve (a third of the titles).
+  const selectiveSearch = `/api/v1/tasks?search=${fixtures.selectiveSearch}`;
+  const broadSearch = `/api/v1/tasks?search=${encodeURIComponent('fix or add or update or remove')}`;
   // Idempotency keys differ from one run (and one server) to the next.
   const run = randomBytes(4).toString('hex');
   const count = (n) => n.toLocaleString('en-US');
@@ -144,13 +146,13 @@ function scenarios({ bigKey, writerKey, hookedKey, closerKey, adminToken, fixtur
     searchSelective: {
       name: 'search, selective (a task number)',
       headers: big,
-      steps: [() => ({ method: 'GET', path: `/api/v1/tasks?search=${fixtures.selectiveSearch}` })],
+      steps: [() => ({ method: 'GET', path: selectiveSearch })],
     },
     // Four verbs of the seed's twelve: a third of the titles.
     searchBroad: {
       name: 'search, broad (a third of the project)',
       headers: big,
-      steps: [() => ({ method: 'GET', path: `/api/v1/tasks?search=${encodeURIComponent(BROAD_SEARCH)}` })],
+      steps: [() => ({ method: 'GET', path: broadSearch })],
     },
     searchRelevance: {
       name: `search + sort=relevance (${fixtures.searchWord}, about 5 %)`,
@@ -401,12 +403,12 @@ function scenarios({ bigKey, writerKey, hookedKey, closerKey, adminToken, fixtur
     patchSearchSelective: {
       name: 'patch + selective search (a task number)',
       headers: big,
-      steps: [patchTitle, () => ({ method: 'GET', path: `/api/v1/tasks?search=${fixtures.selectiveSearch}` })],
+      steps: [patchTitle, () => ({ method: 'GET', path: selectiveSearch })],
     },
     patchSearchBroad: {
       name: 'patch + broad search (a third of the project)',
       headers: big,
-      steps: [patchTitle, () => ({ method: 'GET', path: `/api/v1/tasks?search=${encodeURIComponent(BROAD_SEARCH)}` })],
+      steps: [patchTitle, () => ({ method: 'GET', path: broadSearch })],
     },
     // The filtered list after a change that alters its answer: the title of a task on its page
     // changes (and still holds the search word, so the task stays on the page).
