@@ -199,9 +199,9 @@ function sqlRunner(env) {
   }
   return async (sql) => {
     const { PGlite } = require('@electric-sql/pglite');
-    const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm');
-    const { unaccent } = require('@electric-sql/pglite/contrib/unaccent');
-    const db = await PGlite.create({ dataDir: env.DATA_DIR, extensions: { pg_trgm, unaccent } });
+    // The service's own list of extensions (dist/, built by the bench), not a copy of it.
+    const { PGLITE_EXTENSIONS } = require(path.join(__dirname, '../dist/database/pglite-extensions.js'));
+    const db = await PGlite.create({ dataDir: env.DATA_DIR, extensions: PGLITE_EXTENSIONS });
     try {
       return (await db.query(sql)).rows;
     } finally {
