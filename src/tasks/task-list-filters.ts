@@ -21,14 +21,22 @@ export interface TaskListFilter {
   readsWords: boolean;
   /** The `search` among the conditions, if any: TaskReader takes a small result's page from its matches. */
   search?: string;
+  /**
+   * The list is the live tasks `search` finds, with no other condition: TaskReader counts its
+   * total on the search words alone (liveTextSearchCount).
+   */
+  searchAlone?: boolean;
 }
+
+/** The live tasks: the condition every list of GET /api/v1/tasks starts from. */
+const LIVE = Prisma.sql`t.deleted_at IS NULL`;
 
 /**
  * The list filters of GET /api/v1/tasks: live tasks only, plus every filter given, and the
  * compiled `filter` expression (FilterCompiler). One place: every filter of the contract feeds it.
  */
 export function taskListFilter(query: ListTasksQueryDto, expression?: CompiledFilter): TaskListFilter {
-  const conditions = [Prisma.sql`t.deleted_at IS NULL`];
+  const conditions = [LIVE];
   if (query.status !== undefined) conditions.push(oneOf('t.status', 'task_status', query.status.split(',')));
   if (query.priority !== undefined) conditions.push(oneOf('t.priority', 'task_priority', query.priority.split(',')));
   if (query.assigneeId !== undefined) conditions.push(optionalReference('t.assignee_id', query.assigneeId));
@@ -47,7 +55,8 @@ export function taskListFilter(query: ListTasksQueryDto, expression?: CompiledFi
   if (query.updatedSince) conditions.push(Prisma.sql`t.updated_at >= ${query.updatedSince}::timestamptz`);
   if (query.estimated !== undefined)
     conditions.push(query.estimated === 'true' ? Prisma.sql`t.estimate IS NOT NULL` : Prisma.sql`t.estimate IS NULL`);
-  return searched(withExpression({ conditions, rowOnly: query.labelId === undefined, readsWords: false }, expression), query);
+  const filter = withExpression({ conditions, rowOnly: query.labelId === undefined, readsWords: false }, expression);
+  return searched(filter, query, filter.conditions.length === 1 && filter.conditions[0] === LIVE);
 }
 
 /** The trash: every task in it, or those `search` finds and the `filter` expression selects. */
@@ -66,10 +75,13 @@ function withExpression(filter: TaskListFilter, expression: CompiledFilter | und
   };
 }
 
-/** A search reads the task's words (task_search), not the task row alone: its totals are counted again. */
-function searched(filter: TaskListFilter, { search }: SearchedPageQueryDto): TaskListFilter {
+/**
+ * A search reads the task's words (task_search), not the task row alone: its totals are counted
+ * again. `liveOnly`: the filter is the live tasks and nothing more.
+ */
+function searched(filter: TaskListFilter, { search }: SearchedPageQueryDto, liveOnly = false): TaskListFilter {
   if (search === undefined) return filter;
-  return { conditions: [...filter.conditions, textSearchCondition(search)], rowOnly: false, readsWords: true, search };
+  return { conditions: [...filter.conditions, textSearchCondition(search)], rowOnly: false, readsWords: true, search, searchAlone: liveOnly };
 }
 
 function oneOf(column: string, enumType: string, values: string[]): Prisma.Sql {

@@ -19,8 +19,23 @@ export function textSearchHits(projectId: string, search: string, limit: number)
 }
 
 /**
+ * How many of the project's live tasks `search` finds, counted on task_search without reading
+ * their tasks: the project's matches, less those in the trash (read through tasks_trash_order).
+ * A task has one task_search row, of its own project (their foreign key), from its insert to its
+ * purge, so this is the count of live matching tasks; joining every match to its task doubled a
+ * broad search's cost (docs/performance.md, issue 38).
+ */
+export function liveTextSearchCount(projectId: string, search: string): Prisma.Sql {
+  return Prisma.sql`((SELECT count(*) FROM task_search s WHERE s.project_id = ${projectId}::uuid AND ${documentMatches(search)})
+    - (SELECT count(*) FROM tasks t JOIN task_search s ON s.task_id = t.id
+        WHERE t.project_id = ${projectId}::uuid AND t.deleted_at IS NOT NULL AND ${documentMatches(search)}))::int`;
+}
+
+/**
  * The search document of the task_search row `s`: its heading's words and its comments'. The
- * text of the GIN index's expression (migration `task_search_heading`), so that the index serves it.
+ * text of the GIN index's expression (migration `task_search_project_index`, where it follows the
+ * project: the statements that read the index, textSearchHits and liveTextSearchCount, name their
+project, so that it reads that project's words only).
  */
 const DOCUMENT = Prisma.raw('(s.heading || s.comments)');
 
