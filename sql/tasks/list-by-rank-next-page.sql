@@ -89,9 +89,8 @@ SELECT
   version.key AS version,
   CASE
     WHEN version.key = $5 THEN $6::int
-    WHEN $7
-    AND $8::bigint >= version.deltas_from
-    AND version.version - $9::bigint <= $10 THEN $11::int + (
+    WHEN $7::bigint >= version.deltas_from
+    AND version.version - $8::bigint <= $9 THEN $10::int + (
       SELECT
         COALESCE(
           sum(
@@ -101,7 +100,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $12::uuid
+                t.project_id = $11::uuid
                 AND t.deleted_at IS NULL
             ) - (
               SELECT
@@ -109,7 +108,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $13::uuid
+                t.project_id = $12::uuid
                 AND t.deleted_at IS NULL
             )
           ),
@@ -118,8 +117,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $14::uuid
-        AND d.version > $15::bigint
+        d.project_id = $13::uuid
+        AND d.version > $14::bigint
     )
     ELSE (
       SELECT
@@ -127,7 +126,7 @@ SELECT
       FROM
         tasks t
       WHERE
-        t.project_id = $16::uuid
+        t.project_id = $15::uuid
         AND t.deleted_at IS NULL
     )
   END AS total,
@@ -187,7 +186,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $17
+      t.position <= $16
   ) AS tasks,
   next.cursor_at AS next,
   false AS overflowed
@@ -199,13 +198,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $18
+      t.position = $17
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $19
+          shown.position > $18
       )
   ) next ON true;

@@ -88,9 +88,8 @@ SELECT
   version.key AS version,
   CASE
     WHEN version.key = $4 THEN $5::int
-    WHEN $6
-    AND $7::bigint >= version.deltas_from
-    AND version.version - $8::bigint <= $9 THEN $10::int + (
+    WHEN $6::bigint >= version.deltas_from
+    AND version.version - $7::bigint <= $8 THEN $9::int + (
       SELECT
         COALESCE(
           sum(
@@ -100,7 +99,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $11::uuid
+                t.project_id = $10::uuid
                 AND t.deleted_at IS NULL
             ) - (
               SELECT
@@ -108,7 +107,7 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $12::uuid
+                t.project_id = $11::uuid
                 AND t.deleted_at IS NULL
             )
           ),
@@ -117,8 +116,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $13::uuid
-        AND d.version > $14::bigint
+        d.project_id = $12::uuid
+        AND d.version > $13::bigint
     )
     ELSE (
       SELECT
@@ -126,7 +125,7 @@ SELECT
       FROM
         tasks t
       WHERE
-        t.project_id = $15::uuid
+        t.project_id = $14::uuid
         AND t.deleted_at IS NULL
     )
   END AS total,
@@ -186,7 +185,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $16
+      t.position <= $15
   ) AS tasks,
   next.cursor_at AS next,
   false AS overflowed
@@ -198,13 +197,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $17
+      t.position = $16
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $18
+          shown.position > $17
       )
   ) next ON true;

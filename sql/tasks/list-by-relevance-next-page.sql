@@ -171,9 +171,28 @@ SELECT
   version.key AS version,
   CASE
     WHEN version.key = $13 THEN $14::int
-    WHEN $15
-    AND $16::bigint >= version.deltas_from
-    AND version.version - $17::bigint <= $18 THEN $19::int + (
+    WHEN $15::bigint >= version.deltas_from
+    AND version.version - $16::bigint <= $17
+    AND NOT EXISTS (
+      SELECT
+        1
+      FROM
+        events e
+      WHERE
+        e.project_id = $18::uuid
+        AND e.sequence > $19::bigint
+        AND e.type IN ($20, $21, $22, $23)
+    )
+    AND NOT EXISTS (
+      SELECT
+        1
+      FROM
+        task_list_deltas d
+      WHERE
+        d.project_id = $24::uuid
+        AND d.version > $25::bigint
+        AND (d.new_row ->> 'description_changed')::boolean
+    ) THEN $26::int + (
       SELECT
         COALESCE(
           sum(
@@ -183,34 +202,62 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $20::uuid
+                t.project_id = $27::uuid
                 AND t.deleted_at IS NULL
-                AND EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    task_search s
-                  WHERE
-                    s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($21)
-                )
+                AND (
+                  task_search_heading (
+                    t.title,
+                    (
+                      SELECT
+                        latest.description
+                      FROM
+                        tasks latest
+                      WHERE
+                        latest.id = t.id
+                    )
+                  ) || COALESCE(
+                    (
+                      SELECT
+                        s.comments
+                      FROM
+                        task_search s
+                      WHERE
+                        s.task_id = t.id
+                    ),
+                    ''::tsvector
+                  )
+                ) @@ task_search_query ($28)
             ) - (
               SELECT
                 count(*)
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $22::uuid
+                t.project_id = $29::uuid
                 AND t.deleted_at IS NULL
-                AND EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    task_search s
-                  WHERE
-                    s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($23)
-                )
+                AND (
+                  task_search_heading (
+                    t.title,
+                    (
+                      SELECT
+                        latest.description
+                      FROM
+                        tasks latest
+                      WHERE
+                        latest.id = t.id
+                    )
+                  ) || COALESCE(
+                    (
+                      SELECT
+                        s.comments
+                      FROM
+                        task_search s
+                      WHERE
+                        s.task_id = t.id
+                    ),
+                    ''::tsvector
+                  )
+                ) @@ task_search_query ($30)
             )
           ),
           0
@@ -218,8 +265,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $24::uuid
-        AND d.version > $25::bigint
+        d.project_id = $31::uuid
+        AND d.version > $32::bigint
     )
     ELSE (
       SELECT
@@ -228,7 +275,7 @@ SELECT
         search_hits h
         JOIN tasks t ON t.id = h.task_id
       WHERE
-        t.project_id = $26::uuid
+        t.project_id = $33::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -237,7 +284,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($27)
+            AND (s.heading || s.comments) @@ task_search_query ($34)
         )
     )
   END AS total,
@@ -297,7 +344,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $28
+      t.position <= $35
   ) AS tasks,
   next.cursor_at AS next,
   (
@@ -305,7 +352,7 @@ SELECT
       count(*)
     FROM
       search_hits
-  ) > $29 AS overflowed
+  ) > $36 AS overflowed
 FROM
   version
   LEFT JOIN (
@@ -314,13 +361,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $30
+      t.position = $37
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $31
+          shown.position > $38
       )
   ) next ON true;

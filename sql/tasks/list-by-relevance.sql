@@ -170,9 +170,28 @@ SELECT
   version.key AS version,
   CASE
     WHEN version.key = $10 THEN $11::int
-    WHEN $12
-    AND $13::bigint >= version.deltas_from
-    AND version.version - $14::bigint <= $15 THEN $16::int + (
+    WHEN $12::bigint >= version.deltas_from
+    AND version.version - $13::bigint <= $14
+    AND NOT EXISTS (
+      SELECT
+        1
+      FROM
+        events e
+      WHERE
+        e.project_id = $15::uuid
+        AND e.sequence > $16::bigint
+        AND e.type IN ($17, $18, $19, $20)
+    )
+    AND NOT EXISTS (
+      SELECT
+        1
+      FROM
+        task_list_deltas d
+      WHERE
+        d.project_id = $21::uuid
+        AND d.version > $22::bigint
+        AND (d.new_row ->> 'description_changed')::boolean
+    ) THEN $23::int + (
       SELECT
         COALESCE(
           sum(
@@ -182,34 +201,62 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $17::uuid
+                t.project_id = $24::uuid
                 AND t.deleted_at IS NULL
-                AND EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    task_search s
-                  WHERE
-                    s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($18)
-                )
+                AND (
+                  task_search_heading (
+                    t.title,
+                    (
+                      SELECT
+                        latest.description
+                      FROM
+                        tasks latest
+                      WHERE
+                        latest.id = t.id
+                    )
+                  ) || COALESCE(
+                    (
+                      SELECT
+                        s.comments
+                      FROM
+                        task_search s
+                      WHERE
+                        s.task_id = t.id
+                    ),
+                    ''::tsvector
+                  )
+                ) @@ task_search_query ($25)
             ) - (
               SELECT
                 count(*)
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $19::uuid
+                t.project_id = $26::uuid
                 AND t.deleted_at IS NULL
-                AND EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    task_search s
-                  WHERE
-                    s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($20)
-                )
+                AND (
+                  task_search_heading (
+                    t.title,
+                    (
+                      SELECT
+                        latest.description
+                      FROM
+                        tasks latest
+                      WHERE
+                        latest.id = t.id
+                    )
+                  ) || COALESCE(
+                    (
+                      SELECT
+                        s.comments
+                      FROM
+                        task_search s
+                      WHERE
+                        s.task_id = t.id
+                    ),
+                    ''::tsvector
+                  )
+                ) @@ task_search_query ($27)
             )
           ),
           0
@@ -217,8 +264,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $21::uuid
-        AND d.version > $22::bigint
+        d.project_id = $28::uuid
+        AND d.version > $29::bigint
     )
     ELSE (
       SELECT
@@ -227,7 +274,7 @@ SELECT
         search_hits h
         JOIN tasks t ON t.id = h.task_id
       WHERE
-        t.project_id = $23::uuid
+        t.project_id = $30::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -236,7 +283,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($24)
+            AND (s.heading || s.comments) @@ task_search_query ($31)
         )
     )
   END AS total,
@@ -296,7 +343,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $25
+      t.position <= $32
   ) AS tasks,
   next.cursor_at AS next,
   (
@@ -304,7 +351,7 @@ SELECT
       count(*)
     FROM
       search_hits
-  ) > $26 AS overflowed
+  ) > $33 AS overflowed
 FROM
   version
   LEFT JOIN (
@@ -313,13 +360,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $27
+      t.position = $34
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $28
+          shown.position > $35
       )
   ) next ON true;

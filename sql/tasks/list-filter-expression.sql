@@ -144,9 +144,7 @@ SELECT
   version.key AS version,
   CASE
     WHEN version.key = $8 THEN $9::int
-    WHEN $10
-    AND $11::bigint >= version.deltas_from
-    AND version.version - $12::bigint <= $13 THEN $14::int + (
+    WHEN false THEN $10::int + (
       SELECT
         COALESCE(
           sum(
@@ -156,64 +154,14 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $15::uuid
-                AND t.deleted_at IS NULL
-                AND (
-                  (
-                    t.assignee_id = $16::uuid
-                    AND NOT (t.assignee_id IS NULL)
-                  )
-                  AND (
-                    (
-                      EXISTS (
-                        SELECT
-                          1
-                        FROM
-                          task_labels tl
-                        WHERE
-                          tl.task_id = t.id
-                          AND tl.label_id IN ($17::uuid)
-                      )
-                    )
-                    OR (t.priority = $18::task_priority)
-                  )
-                  AND NOT (
-                    t.due_date < $19::date
-                    AND NOT (t.due_date IS NULL)
-                  )
-                )
+                t.project_id = $11::uuid
             ) - (
               SELECT
                 count(*)
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $20::uuid
-                AND t.deleted_at IS NULL
-                AND (
-                  (
-                    t.assignee_id = $21::uuid
-                    AND NOT (t.assignee_id IS NULL)
-                  )
-                  AND (
-                    (
-                      EXISTS (
-                        SELECT
-                          1
-                        FROM
-                          task_labels tl
-                        WHERE
-                          tl.task_id = t.id
-                          AND tl.label_id IN ($22::uuid)
-                      )
-                    )
-                    OR (t.priority = $23::task_priority)
-                  )
-                  AND NOT (
-                    t.due_date < $24::date
-                    AND NOT (t.due_date IS NULL)
-                  )
-                )
+                t.project_id = $12::uuid
             )
           ),
           0
@@ -221,8 +169,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $25::uuid
-        AND d.version > $26::bigint
+        d.project_id = $13::uuid
+        AND d.version > $14::bigint
     )
     ELSE (
       SELECT
@@ -230,11 +178,11 @@ SELECT
       FROM
         tasks t
       WHERE
-        t.project_id = $27::uuid
+        t.project_id = $15::uuid
         AND t.deleted_at IS NULL
         AND (
           (
-            t.assignee_id = $28::uuid
+            t.assignee_id = $16::uuid
             AND NOT (t.assignee_id IS NULL)
           )
           AND (
@@ -246,13 +194,13 @@ SELECT
                   task_labels tl
                 WHERE
                   tl.task_id = t.id
-                  AND tl.label_id IN ($29::uuid)
+                  AND tl.label_id IN ($17::uuid)
               )
             )
-            OR (t.priority = $30::task_priority)
+            OR (t.priority = $18::task_priority)
           )
           AND NOT (
-            t.due_date < $31::date
+            t.due_date < $19::date
             AND NOT (t.due_date IS NULL)
           )
         )
@@ -314,7 +262,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $32
+      t.position <= $20
   ) AS tasks,
   next.cursor_at AS next,
   false AS overflowed
@@ -326,13 +274,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $33
+      t.position = $21
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $34
+          shown.position > $22
       )
   ) next ON true;

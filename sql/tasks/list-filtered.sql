@@ -101,9 +101,7 @@ SELECT
   version.key AS version,
   CASE
     WHEN version.key = $8 THEN $9::int
-    WHEN $10
-    AND $11::bigint >= version.deltas_from
-    AND version.version - $12::bigint <= $13 THEN $14::int + (
+    WHEN false THEN $10::int + (
       SELECT
         COALESCE(
           sum(
@@ -113,38 +111,14 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $15::uuid
-                AND t.deleted_at IS NULL
-                AND t.status IN ($16::task_status, $17::task_status)
-                AND t.assignee_id = $18::uuid
-                AND EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    task_labels tl
-                  WHERE
-                    tl.task_id = t.id
-                    AND tl.label_id = $19::uuid
-                )
+                t.project_id = $11::uuid
             ) - (
               SELECT
                 count(*)
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $20::uuid
-                AND t.deleted_at IS NULL
-                AND t.status IN ($21::task_status, $22::task_status)
-                AND t.assignee_id = $23::uuid
-                AND EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    task_labels tl
-                  WHERE
-                    tl.task_id = t.id
-                    AND tl.label_id = $24::uuid
-                )
+                t.project_id = $12::uuid
             )
           ),
           0
@@ -152,8 +126,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $25::uuid
-        AND d.version > $26::bigint
+        d.project_id = $13::uuid
+        AND d.version > $14::bigint
     )
     ELSE (
       SELECT
@@ -161,10 +135,10 @@ SELECT
       FROM
         tasks t
       WHERE
-        t.project_id = $27::uuid
+        t.project_id = $15::uuid
         AND t.deleted_at IS NULL
-        AND t.status IN ($28::task_status, $29::task_status)
-        AND t.assignee_id = $30::uuid
+        AND t.status IN ($16::task_status, $17::task_status)
+        AND t.assignee_id = $18::uuid
         AND EXISTS (
           SELECT
             1
@@ -172,7 +146,7 @@ SELECT
             task_labels tl
           WHERE
             tl.task_id = t.id
-            AND tl.label_id = $31::uuid
+            AND tl.label_id = $19::uuid
         )
     )
   END AS total,
@@ -232,7 +206,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $32
+      t.position <= $20
   ) AS tasks,
   next.cursor_at AS next,
   false AS overflowed
@@ -244,13 +218,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $33
+      t.position = $21
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $34
+          shown.position > $22
       )
   ) next ON true;

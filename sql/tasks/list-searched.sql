@@ -148,9 +148,28 @@ SELECT
   version.key AS version,
   CASE
     WHEN version.key = $9 THEN $10::int
-    WHEN $11
-    AND $12::bigint >= version.deltas_from
-    AND version.version - $13::bigint <= $14 THEN $15::int + (
+    WHEN $11::bigint >= version.deltas_from
+    AND version.version - $12::bigint <= $13
+    AND NOT EXISTS (
+      SELECT
+        1
+      FROM
+        events e
+      WHERE
+        e.project_id = $14::uuid
+        AND e.sequence > $15::bigint
+        AND e.type IN ($16, $17, $18, $19)
+    )
+    AND NOT EXISTS (
+      SELECT
+        1
+      FROM
+        task_list_deltas d
+      WHERE
+        d.project_id = $20::uuid
+        AND d.version > $21::bigint
+        AND (d.new_row ->> 'description_changed')::boolean
+    ) THEN $22::int + (
       SELECT
         COALESCE(
           sum(
@@ -160,34 +179,62 @@ SELECT
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
               WHERE
-                t.project_id = $16::uuid
+                t.project_id = $23::uuid
                 AND t.deleted_at IS NULL
-                AND EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    task_search s
-                  WHERE
-                    s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($17)
-                )
+                AND (
+                  task_search_heading (
+                    t.title,
+                    (
+                      SELECT
+                        latest.description
+                      FROM
+                        tasks latest
+                      WHERE
+                        latest.id = t.id
+                    )
+                  ) || COALESCE(
+                    (
+                      SELECT
+                        s.comments
+                      FROM
+                        task_search s
+                      WHERE
+                        s.task_id = t.id
+                    ),
+                    ''::tsvector
+                  )
+                ) @@ task_search_query ($24)
             ) - (
               SELECT
                 count(*)
               FROM
                 jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
-                t.project_id = $18::uuid
+                t.project_id = $25::uuid
                 AND t.deleted_at IS NULL
-                AND EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    task_search s
-                  WHERE
-                    s.task_id = t.id
-                    AND (s.heading || s.comments) @@ task_search_query ($19)
-                )
+                AND (
+                  task_search_heading (
+                    t.title,
+                    (
+                      SELECT
+                        latest.description
+                      FROM
+                        tasks latest
+                      WHERE
+                        latest.id = t.id
+                    )
+                  ) || COALESCE(
+                    (
+                      SELECT
+                        s.comments
+                      FROM
+                        task_search s
+                      WHERE
+                        s.task_id = t.id
+                    ),
+                    ''::tsvector
+                  )
+                ) @@ task_search_query ($26)
             )
           ),
           0
@@ -195,8 +242,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $20::uuid
-        AND d.version > $21::bigint
+        d.project_id = $27::uuid
+        AND d.version > $28::bigint
     )
     ELSE (
       SELECT
@@ -205,7 +252,7 @@ SELECT
         search_hits h
         JOIN tasks t ON t.id = h.task_id
       WHERE
-        t.project_id = $22::uuid
+        t.project_id = $29::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -214,7 +261,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($23)
+            AND (s.heading || s.comments) @@ task_search_query ($30)
         )
     )
   END AS total,
@@ -274,7 +321,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $24
+      t.position <= $31
   ) AS tasks,
   next.cursor_at AS next,
   (
@@ -282,7 +329,7 @@ SELECT
       count(*)
     FROM
       search_hits
-  ) > $25 AS overflowed
+  ) > $32 AS overflowed
 FROM
   version
   LEFT JOIN (
@@ -291,13 +338,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $26
+      t.position = $33
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $27
+          shown.position > $34
       )
   ) next ON true;

@@ -3,17 +3,18 @@ import { isUuid } from '../common/ids';
 import type { SearchedPageQueryDto } from '../common/pagination/page.dto';
 import type { ListTasksQueryDto } from './task.dto';
 import type { CompiledFilter } from './finding/filter-compiler';
-import { textSearchCondition } from './finding/text-search';
+import { textSearchCondition, textSearchRowCondition } from './finding/text-search';
 
 /** Which tasks a list shows: SQL conditions on the task row `t` (TaskReader adds the project). */
 export interface TaskListFilter {
   conditions: Prisma.Sql[];
   /**
-   * The conditions read the task row alone, so they can also be applied to the row images of
-   * task_list_deltas to bring a remembered total up to date. A label filter reads task_labels
-   * as they are now, not as they were: its totals are counted again.
+   * The same conditions in a form that holds for the row images of task_list_deltas, which bring
+   * a remembered total up to date; null where there is none: a label filter reads task_labels as
+   * they are now, not as they were, and its totals are counted again. A search's is
+   * textSearchRowCondition.
    */
-  rowOnly: boolean;
+  rowConditions: Prisma.Sql[] | null;
   /**
    * The conditions read the search words (`search`, `text ~`), which a comment changes without
    * raising the task list version: the list is remembered by the project's event sequence too.
@@ -55,13 +56,14 @@ export function taskListFilter(query: ListTasksQueryDto, expression?: CompiledFi
   if (query.updatedSince) conditions.push(Prisma.sql`t.updated_at >= ${query.updatedSince}::timestamptz`);
   if (query.estimated !== undefined)
     conditions.push(query.estimated === 'true' ? Prisma.sql`t.estimate IS NOT NULL` : Prisma.sql`t.estimate IS NULL`);
-  const filter = withExpression({ conditions, rowOnly: query.labelId === undefined, readsWords: false }, expression);
+  const filter = withExpression({ conditions, rowConditions: query.labelId === undefined ? conditions : null, readsWords: false }, expression);
   return searched(filter, query, filter.conditions.length === 1 && filter.conditions[0] === LIVE);
 }
 
 /** The trash: every task in it, or those `search` finds and the `filter` expression selects. */
 export function trashFilter(query: SearchedPageQueryDto, expression?: CompiledFilter): TaskListFilter {
-  return searched(withExpression({ conditions: [Prisma.sql`t.deleted_at IS NOT NULL`], rowOnly: true, readsWords: false }, expression), query);
+  const conditions = [Prisma.sql`t.deleted_at IS NOT NULL`];
+  return searched(withExpression({ conditions, rowConditions: conditions, readsWords: false }, expression), query);
 }
 
 /** The compiled `filter` expression (FilterCompiler) joins the conditions; it may read more than the task row. */
@@ -69,19 +71,25 @@ function withExpression(filter: TaskListFilter, expression: CompiledFilter | und
   if (!expression) return filter;
   return {
     conditions: [...filter.conditions, expression.condition],
-    // Words change without a task list delta: a list that reads them is never brought up to date by deltas.
-    rowOnly: filter.rowOnly && expression.rowOnly && !expression.readsWords,
+    // `text ~` reads the words as they are now: such a list is counted again, never by deltas.
+    rowConditions: filter.rowConditions && expression.rowOnly && !expression.readsWords ? [...filter.rowConditions, expression.condition] : null,
     readsWords: filter.readsWords || expression.readsWords,
   };
 }
 
 /**
- * A search reads the task's words (task_search), not the task row alone: its totals are counted
- * again. `liveOnly`: the filter is the live tasks and nothing more.
+ * A search reads the task's words (task_search): the row images of deltas are tested with the
+ * heading they hold (textSearchRowCondition). `liveOnly`: the filter is the live tasks and nothing more.
  */
 function searched(filter: TaskListFilter, { search }: SearchedPageQueryDto, liveOnly = false): TaskListFilter {
   if (search === undefined) return filter;
-  return { conditions: [...filter.conditions, textSearchCondition(search)], rowOnly: false, readsWords: true, search, searchAlone: liveOnly };
+  return {
+    conditions: [...filter.conditions, textSearchCondition(search)],
+    rowConditions: filter.rowConditions && [...filter.rowConditions, textSearchRowCondition(search)],
+    readsWords: true,
+    search,
+    searchAlone: liveOnly,
+  };
 }
 
 function oneOf(column: string, enumType: string, values: string[]): Prisma.Sql {

@@ -10,7 +10,7 @@ import type { TaskListFilter } from './task-list-filters';
 import { RememberedTotal, TaskListCache } from './task-list-cache';
 import { isoTimestamp } from '../common/dates';
 import { TASK_VIEW_CTES, TASK_VIEW_JOINS, taskJson } from './task-view.sql';
-import { liveTextSearchCount, textSearchHits, textSearchRank } from './finding/text-search';
+import { liveTextSearchCount, textSearchHits, textSearchRank, wordsKeptSince } from './finding/text-search';
 
 /**
  * How lists of tasks are ordered: the task list newest created first (`created`, the
@@ -198,9 +198,11 @@ export class TaskReader {
   /**
    * The page, the total and the version they were read at, in one statement (one snapshot).
    * `known`: a total remembered for these filters at some version. When the version has not
-   * moved since, it is the total; when it has, and `rowOnly` filters can be applied to the
+   * moved since, it is the total; when it has, and the filters have `rowConditions` for the
    * task_list_deltas recorded since, the total is that one plus, for each delta, whether the
    * changed row matches now minus whether it matched before; otherwise every match is counted.
+   * A list that reads the words is brought up to date so only while wordsKeptSince holds (no
+   * description replaced, no comment changed, no purge).
    *
    * A search's page: the order's index walked until a page of matches is found, which is quick
    * when matches are many; when they are few, PostgreSQL, which cannot tell (it guesses a
@@ -218,14 +220,15 @@ export class TaskReader {
     known: RememberedTotal | undefined,
     fewMatches?: boolean,
   ): Promise<PageRow> {
-    const { rowOnly, readsWords, search, searchAlone } = filter;
+    const { rowConditions, readsWords, search, searchAlone } = filter;
     const { from, orderBy, cursorAt, after } = order;
     const sort = Prisma.raw(orderBy);
     // Keyset: the comparison is served by the order's index ((project_id, <sort> DESC, id DESC), or (project_id, rank)).
     const keyset = after(this.cursors, list);
     const knownKey = known?.version ?? '-1';
     // The task list version a remembered total was read at (its deltas follow it).
-    const knownVersion = knownKey.split('.')[0];
+    // `<version>.<sequence>` (listVersion).
+    const [knownVersion, knownSequence = '0'] = knownKey.split('.');
     const knownTotal = known?.total ?? 0;
     // A search with few matches takes its page and its total from them (the comment above). Which
     // way is decided before the statement, so that it holds only that way: a guarded other way
@@ -252,6 +255,12 @@ export class TaskReader {
       : searchAlone && search !== undefined
         ? liveTextSearchCount(projectId, search)
         : Prisma.sql`(SELECT count(*)::int FROM tasks t WHERE ${matches})`;
+    const byDeltas = rowConditions
+      ? Prisma.sql`${knownVersion}::bigint >= version.deltas_from AND version.version - ${knownVersion}::bigint <= ${MAX_VERSIONS_BY_DELTAS} ${
+          readsWords ? Prisma.sql`AND ${wordsKeptSince(projectId, knownVersion, knownSequence)}` : Prisma.empty
+        }`
+      : Prisma.sql`false`;
+    const rowMatches = Prisma.join([Prisma.sql`t.project_id = ${projectId}::uuid`, ...(rowConditions ?? [])], ' AND ');
     // `shown` holds one task more than the page, to know whether a next page exists.
     // PostgreSQL runs an uncorrelated subquery in a CASE branch only if that branch is
     // taken: the deltas are read, or the matches counted, only when the total must move.
@@ -269,12 +278,11 @@ export class TaskReader {
       ])`
         SELECT version.key AS version,
                CASE WHEN version.key = ${knownKey} THEN ${knownTotal}::int
-                    WHEN ${rowOnly} AND ${knownVersion}::bigint >= version.deltas_from
-                         AND version.version - ${knownVersion}::bigint <= ${MAX_VERSIONS_BY_DELTAS}
+                    WHEN ${byDeltas}
                       THEN ${knownTotal}::int + (
                         SELECT COALESCE(sum(
-                                 (SELECT count(*) FROM jsonb_populate_record(NULL::tasks, d.new_row) t WHERE ${matches})
-                               - (SELECT count(*) FROM jsonb_populate_record(NULL::tasks, d.old_row) t WHERE ${matches})), 0)::int
+                                 (SELECT count(*) FROM jsonb_populate_record(NULL::tasks, d.new_row) t WHERE ${rowMatches})
+                               - (SELECT count(*) FROM jsonb_populate_record(NULL::tasks, d.old_row) t WHERE ${rowMatches})), 0)::int
                           FROM task_list_deltas d
                          WHERE d.project_id = ${projectId}::uuid AND d.version > ${knownVersion}::bigint)
                     ELSE ${countMatches} END AS total,

@@ -5,7 +5,7 @@ import { Prisma } from '../../generated/prisma/client';
 import { FILTER_FIELD_NAMES, FILTER_FIELDS, type FilterField, type FilterFieldName, type Lookup, type ResolvedId } from './filter-fields';
 import { invalidFilter, parseFilter, type FilterCondition, type FilterNode, type FilterValue } from './filter-parser';
 
-/** A filter expression as SQL on the task row `t`, and what it reads besides (TaskListFilter.rowOnly, readsWords). */
+/** A filter expression as SQL on the task row `t`, and what it reads besides (TaskListFilter.rowConditions, readsWords). */
 export interface CompiledFilter {
   condition: Prisma.Sql;
   rowOnly: boolean;

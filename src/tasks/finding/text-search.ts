@@ -1,4 +1,5 @@
 import { Prisma } from '../../generated/prisma/client';
+import type { EventType } from '../../changes/change';
 
 /**
  * "The task matches this search" (decisions.md section 25, `search`), as a boolean SQL condition
@@ -11,6 +12,40 @@ import { Prisma } from '../../generated/prisma/client';
  */
 export function textSearchCondition(search: string): Prisma.Sql {
   return Prisma.sql`EXISTS (SELECT 1 FROM task_search s WHERE s.task_id = t.id AND ${documentMatches(search)})`;
+}
+
+/**
+ * textSearchCondition for a row image of the task `t` (task_list_deltas), which may be older than
+ * the task: its title from the image; its description, which deltas do not keep, and its comment
+ * words as they are now. That is the task's words at the image's time while wordsKeptSince holds.
+ */
+export function textSearchRowCondition(search: string): Prisma.Sql {
+  return Prisma.sql`(task_search_heading(t.title, (SELECT latest.description FROM tasks latest WHERE latest.id = t.id))
+    || COALESCE((SELECT s.comments FROM task_search s WHERE s.task_id = t.id), ''::tsvector)) @@ task_search_query(${search})`;
+}
+
+/**
+ * The events that change a task's words without a delta of its row: its comments', and a purge,
+ * which takes its description and comment words with it.
+ */
+const WORDS_CHANGED_OUTSIDE_TASK_ROWS = [
+  'comment.created',
+  'comment.updated',
+  'comment.deleted',
+  'task.purged',
+] as const satisfies readonly EventType[];
+
+/**
+ * Since the task list version `version` and the event `sequence`, no task of the project had its
+ * description replaced (a delta says so: migration `task_list_delta_description`), its comments
+ * changed or was purged: every task's words were its row's title with its description and comment
+ * words of now, which textSearchRowCondition reads.
+ */
+export function wordsKeptSince(projectId: string, version: string, sequence: string): Prisma.Sql {
+  return Prisma.sql`NOT EXISTS (SELECT 1 FROM events e WHERE e.project_id = ${projectId}::uuid AND e.sequence > ${sequence}::bigint
+                                   AND e.type IN (${Prisma.join(WORDS_CHANGED_OUTSIDE_TASK_ROWS)}))
+    AND NOT EXISTS (SELECT 1 FROM task_list_deltas d WHERE d.project_id = ${projectId}::uuid AND d.version > ${version}::bigint
+                       AND (d.new_row ->> 'description_changed')::boolean)`;
 }
 
 /** The ids of the project's tasks, live or in the trash, whose document matches `search`: at most `limit`, through the GIN index. */
@@ -35,7 +70,7 @@ export function liveTextSearchCount(projectId: string, search: string): Prisma.S
  * The search document of the task_search row `s`: its heading's words and its comments'. The
  * text of the GIN index's expression (migration `task_search_project_index`, where it follows the
  * project: the statements that read the index, textSearchHits and liveTextSearchCount, name their
-project, so that it reads that project's words only).
+ * project, so that it reads that project's words only).
  */
 const DOCUMENT = Prisma.raw('(s.heading || s.comments)');
 
