@@ -3,6 +3,7 @@ import { createProject, createTask, TestProject, useProject } from './support/fi
 import { useTestApp } from './support/test-app';
 import { Prisma } from '../src/generated/prisma/client';
 import { textSearchHits } from '../src/tasks/finding/text-search';
+import { EventRetention } from '../src/events/event-retention.service';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -461,6 +462,19 @@ describe('search (decisions.md section 25)', () => {
       expect(await filtered()).toEqual({ ids: [task.id], total: 1 });
       await project.api.delete(`/api/v1/tasks/${task.id}/comments/${said.id}`).expect(204);
       expect(await filtered()).toEqual({ ids: [], total: 0 });
+    });
+
+    // Last: pruning with a clock days ahead removes the events of every project of the database.
+    it('counts a searched total again when the events since it was remembered were pruned (EVENT_RETENTION_DAYS)', async () => {
+      // A comment changes words without a delta; only its event tells (wordsKeptSince), and retention may remove it.
+      const secret = word();
+      const task = await createTask(project, { title: 'Quiet' });
+      expect((await search(`search=${secret}`)).total).toBe(0);
+      await comment(task.id, `now ${secret}`);
+      const retention = new EventRetention(t.prisma, { ...t.config, eventRetentionDays: 1 });
+      expect(await retention.prune(new Date(Date.now() + 3 * 24 * 60 * 60 * 1000))).toBeGreaterThan(0);
+      const body = await search(`search=${secret}`);
+      expect([body.total, body.tasks.map((shown: Json) => shown.id)]).toEqual([1, [task.id]]);
     });
   });
 });

@@ -173,15 +173,26 @@ SELECT
     WHEN version.key = $13 THEN $14::int
     WHEN $15::bigint >= version.deltas_from
     AND version.version - $16::bigint <= $17
+    AND $18::bigint >= COALESCE(
+      (
+        SELECT
+          q.pruned_through
+        FROM
+          event_sequences q
+        WHERE
+          q.project_id = $19::uuid
+      ),
+      0
+    )
     AND NOT EXISTS (
       SELECT
         1
       FROM
         events e
       WHERE
-        e.project_id = $18::uuid
-        AND e.sequence > $19::bigint
-        AND e.type IN ($20, $21, $22, $23)
+        e.project_id = $20::uuid
+        AND e.sequence > $21::bigint
+        AND e.type IN ($22, $23, $24, $25)
     )
     AND NOT EXISTS (
       SELECT
@@ -189,10 +200,13 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $24::uuid
-        AND d.version > $25::bigint
-        AND (d.new_row ->> 'description_changed')::boolean
-    ) THEN $26::int + (
+        d.project_id = $26::uuid
+        AND d.version > $27::bigint
+        AND (
+          d.new_row IS NULL
+          OR (d.new_row ->> 'description_changed')::boolean IS NOT FALSE
+        )
+    ) THEN $28::int + (
       SELECT
         COALESCE(
           sum(
@@ -201,37 +215,6 @@ SELECT
                 count(*)
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
-              WHERE
-                t.project_id = $27::uuid
-                AND t.deleted_at IS NULL
-                AND (
-                  task_search_heading (
-                    t.title,
-                    (
-                      SELECT
-                        latest.description
-                      FROM
-                        tasks latest
-                      WHERE
-                        latest.id = t.id
-                    )
-                  ) || COALESCE(
-                    (
-                      SELECT
-                        s.comments
-                      FROM
-                        task_search s
-                      WHERE
-                        s.task_id = t.id
-                    ),
-                    ''::tsvector
-                  )
-                ) @@ task_search_query ($28)
-            ) - (
-              SELECT
-                count(*)
-              FROM
-                jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
                 t.project_id = $29::uuid
                 AND t.deleted_at IS NULL
@@ -258,6 +241,37 @@ SELECT
                     ''::tsvector
                   )
                 ) @@ task_search_query ($30)
+            ) - (
+              SELECT
+                count(*)
+              FROM
+                jsonb_populate_record(NULL::tasks, d.old_row) t
+              WHERE
+                t.project_id = $31::uuid
+                AND t.deleted_at IS NULL
+                AND (
+                  task_search_heading (
+                    t.title,
+                    (
+                      SELECT
+                        latest.description
+                      FROM
+                        tasks latest
+                      WHERE
+                        latest.id = t.id
+                    )
+                  ) || COALESCE(
+                    (
+                      SELECT
+                        s.comments
+                      FROM
+                        task_search s
+                      WHERE
+                        s.task_id = t.id
+                    ),
+                    ''::tsvector
+                  )
+                ) @@ task_search_query ($32)
             )
           ),
           0
@@ -265,8 +279,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $31::uuid
-        AND d.version > $32::bigint
+        d.project_id = $33::uuid
+        AND d.version > $34::bigint
     )
     ELSE (
       SELECT
@@ -275,7 +289,7 @@ SELECT
         search_hits h
         JOIN tasks t ON t.id = h.task_id
       WHERE
-        t.project_id = $33::uuid
+        t.project_id = $35::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -284,7 +298,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($34)
+            AND (s.heading || s.comments) @@ task_search_query ($36)
         )
     )
   END AS total,
@@ -344,7 +358,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $35
+      t.position <= $37
   ) AS tasks,
   next.cursor_at AS next,
   (
@@ -352,7 +366,7 @@ SELECT
       count(*)
     FROM
       search_hits
-  ) > $36 AS overflowed
+  ) > $38 AS overflowed
 FROM
   version
   LEFT JOIN (
@@ -361,13 +375,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $37
+      t.position = $39
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $38
+          shown.position > $40
       )
   ) next ON true;

@@ -172,15 +172,26 @@ SELECT
     WHEN version.key = $10 THEN $11::int
     WHEN $12::bigint >= version.deltas_from
     AND version.version - $13::bigint <= $14
+    AND $15::bigint >= COALESCE(
+      (
+        SELECT
+          q.pruned_through
+        FROM
+          event_sequences q
+        WHERE
+          q.project_id = $16::uuid
+      ),
+      0
+    )
     AND NOT EXISTS (
       SELECT
         1
       FROM
         events e
       WHERE
-        e.project_id = $15::uuid
-        AND e.sequence > $16::bigint
-        AND e.type IN ($17, $18, $19, $20)
+        e.project_id = $17::uuid
+        AND e.sequence > $18::bigint
+        AND e.type IN ($19, $20, $21, $22)
     )
     AND NOT EXISTS (
       SELECT
@@ -188,10 +199,13 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $21::uuid
-        AND d.version > $22::bigint
-        AND (d.new_row ->> 'description_changed')::boolean
-    ) THEN $23::int + (
+        d.project_id = $23::uuid
+        AND d.version > $24::bigint
+        AND (
+          d.new_row IS NULL
+          OR (d.new_row ->> 'description_changed')::boolean IS NOT FALSE
+        )
+    ) THEN $25::int + (
       SELECT
         COALESCE(
           sum(
@@ -200,37 +214,6 @@ SELECT
                 count(*)
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
-              WHERE
-                t.project_id = $24::uuid
-                AND t.deleted_at IS NULL
-                AND (
-                  task_search_heading (
-                    t.title,
-                    (
-                      SELECT
-                        latest.description
-                      FROM
-                        tasks latest
-                      WHERE
-                        latest.id = t.id
-                    )
-                  ) || COALESCE(
-                    (
-                      SELECT
-                        s.comments
-                      FROM
-                        task_search s
-                      WHERE
-                        s.task_id = t.id
-                    ),
-                    ''::tsvector
-                  )
-                ) @@ task_search_query ($25)
-            ) - (
-              SELECT
-                count(*)
-              FROM
-                jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
                 t.project_id = $26::uuid
                 AND t.deleted_at IS NULL
@@ -257,6 +240,37 @@ SELECT
                     ''::tsvector
                   )
                 ) @@ task_search_query ($27)
+            ) - (
+              SELECT
+                count(*)
+              FROM
+                jsonb_populate_record(NULL::tasks, d.old_row) t
+              WHERE
+                t.project_id = $28::uuid
+                AND t.deleted_at IS NULL
+                AND (
+                  task_search_heading (
+                    t.title,
+                    (
+                      SELECT
+                        latest.description
+                      FROM
+                        tasks latest
+                      WHERE
+                        latest.id = t.id
+                    )
+                  ) || COALESCE(
+                    (
+                      SELECT
+                        s.comments
+                      FROM
+                        task_search s
+                      WHERE
+                        s.task_id = t.id
+                    ),
+                    ''::tsvector
+                  )
+                ) @@ task_search_query ($29)
             )
           ),
           0
@@ -264,8 +278,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $28::uuid
-        AND d.version > $29::bigint
+        d.project_id = $30::uuid
+        AND d.version > $31::bigint
     )
     ELSE (
       SELECT
@@ -274,7 +288,7 @@ SELECT
         search_hits h
         JOIN tasks t ON t.id = h.task_id
       WHERE
-        t.project_id = $30::uuid
+        t.project_id = $32::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -283,7 +297,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($31)
+            AND (s.heading || s.comments) @@ task_search_query ($33)
         )
     )
   END AS total,
@@ -343,7 +357,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $32
+      t.position <= $34
   ) AS tasks,
   next.cursor_at AS next,
   (
@@ -351,7 +365,7 @@ SELECT
       count(*)
     FROM
       search_hits
-  ) > $33 AS overflowed
+  ) > $35 AS overflowed
 FROM
   version
   LEFT JOIN (
@@ -360,13 +374,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $34
+      t.position = $36
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $35
+          shown.position > $37
       )
   ) next ON true;

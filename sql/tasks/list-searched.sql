@@ -150,15 +150,26 @@ SELECT
     WHEN version.key = $9 THEN $10::int
     WHEN $11::bigint >= version.deltas_from
     AND version.version - $12::bigint <= $13
+    AND $14::bigint >= COALESCE(
+      (
+        SELECT
+          q.pruned_through
+        FROM
+          event_sequences q
+        WHERE
+          q.project_id = $15::uuid
+      ),
+      0
+    )
     AND NOT EXISTS (
       SELECT
         1
       FROM
         events e
       WHERE
-        e.project_id = $14::uuid
-        AND e.sequence > $15::bigint
-        AND e.type IN ($16, $17, $18, $19)
+        e.project_id = $16::uuid
+        AND e.sequence > $17::bigint
+        AND e.type IN ($18, $19, $20, $21)
     )
     AND NOT EXISTS (
       SELECT
@@ -166,10 +177,13 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $20::uuid
-        AND d.version > $21::bigint
-        AND (d.new_row ->> 'description_changed')::boolean
-    ) THEN $22::int + (
+        d.project_id = $22::uuid
+        AND d.version > $23::bigint
+        AND (
+          d.new_row IS NULL
+          OR (d.new_row ->> 'description_changed')::boolean IS NOT FALSE
+        )
+    ) THEN $24::int + (
       SELECT
         COALESCE(
           sum(
@@ -178,37 +192,6 @@ SELECT
                 count(*)
               FROM
                 jsonb_populate_record(NULL::tasks, d.new_row) t
-              WHERE
-                t.project_id = $23::uuid
-                AND t.deleted_at IS NULL
-                AND (
-                  task_search_heading (
-                    t.title,
-                    (
-                      SELECT
-                        latest.description
-                      FROM
-                        tasks latest
-                      WHERE
-                        latest.id = t.id
-                    )
-                  ) || COALESCE(
-                    (
-                      SELECT
-                        s.comments
-                      FROM
-                        task_search s
-                      WHERE
-                        s.task_id = t.id
-                    ),
-                    ''::tsvector
-                  )
-                ) @@ task_search_query ($24)
-            ) - (
-              SELECT
-                count(*)
-              FROM
-                jsonb_populate_record(NULL::tasks, d.old_row) t
               WHERE
                 t.project_id = $25::uuid
                 AND t.deleted_at IS NULL
@@ -235,6 +218,37 @@ SELECT
                     ''::tsvector
                   )
                 ) @@ task_search_query ($26)
+            ) - (
+              SELECT
+                count(*)
+              FROM
+                jsonb_populate_record(NULL::tasks, d.old_row) t
+              WHERE
+                t.project_id = $27::uuid
+                AND t.deleted_at IS NULL
+                AND (
+                  task_search_heading (
+                    t.title,
+                    (
+                      SELECT
+                        latest.description
+                      FROM
+                        tasks latest
+                      WHERE
+                        latest.id = t.id
+                    )
+                  ) || COALESCE(
+                    (
+                      SELECT
+                        s.comments
+                      FROM
+                        task_search s
+                      WHERE
+                        s.task_id = t.id
+                    ),
+                    ''::tsvector
+                  )
+                ) @@ task_search_query ($28)
             )
           ),
           0
@@ -242,8 +256,8 @@ SELECT
       FROM
         task_list_deltas d
       WHERE
-        d.project_id = $27::uuid
-        AND d.version > $28::bigint
+        d.project_id = $29::uuid
+        AND d.version > $30::bigint
     )
     ELSE (
       SELECT
@@ -252,7 +266,7 @@ SELECT
         search_hits h
         JOIN tasks t ON t.id = h.task_id
       WHERE
-        t.project_id = $29::uuid
+        t.project_id = $31::uuid
         AND t.deleted_at IS NULL
         AND EXISTS (
           SELECT
@@ -261,7 +275,7 @@ SELECT
             task_search s
           WHERE
             s.task_id = t.id
-            AND (s.heading || s.comments) @@ task_search_query ($30)
+            AND (s.heading || s.comments) @@ task_search_query ($32)
         )
     )
   END AS total,
@@ -321,7 +335,7 @@ SELECT
       LEFT JOIN shown_labels task_labels ON task_labels.task_id = t.id
       LEFT JOIN shown_blocked blocked ON blocked.task_id = t.id
     WHERE
-      t.position <= $31
+      t.position <= $33
   ) AS tasks,
   next.cursor_at AS next,
   (
@@ -329,7 +343,7 @@ SELECT
       count(*)
     FROM
       search_hits
-  ) > $32 AS overflowed
+  ) > $34 AS overflowed
 FROM
   version
   LEFT JOIN (
@@ -338,13 +352,13 @@ FROM
     FROM
       shown t
     WHERE
-      t.position = $33
+      t.position = $35
       AND EXISTS (
         SELECT
           1
         FROM
           shown
         WHERE
-          shown.position > $34
+          shown.position > $36
       )
   ) next ON true;

@@ -71,7 +71,7 @@ function withExpression(filter: TaskListFilter, expression: CompiledFilter | und
   if (!expression) return filter;
   return {
     conditions: [...filter.conditions, expression.condition],
-    // `text ~` reads the words as they are now: such a list is counted again, never by deltas.
+    // The compiled expression has no row-image form of `text ~` (a search's is textSearchRowCondition): counted again.
     rowConditions: filter.rowConditions && expression.rowOnly && !expression.readsWords ? [...filter.rowConditions, expression.condition] : null,
     readsWords: filter.readsWords || expression.readsWords,
   };

@@ -6,6 +6,8 @@
 -- matches alone: a third of 100 000 tasks, beside 9 other projects with the same words, counted in
 -- 31 ms instead of 58 (docs/performance.md). The name stays: src/tasks/finding/text-search.ts
 -- writes the document's expression, and a test finds the index by name in a search's plan.
+-- Not CONCURRENTLY (the migrator applies a migration in one transaction): task and comment writes
+-- wait while the index builds, about 3 s at 100 000 tasks and 30 s at a million here.
 CREATE EXTENSION IF NOT EXISTS "btree_gin";
 
 DROP INDEX "task_search_document_idx";

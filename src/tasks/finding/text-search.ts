@@ -25,8 +25,8 @@ export function textSearchRowCondition(search: string): Prisma.Sql {
 }
 
 /**
- * The events that change a task's words without a delta of its row: its comments', and a purge,
- * which takes its description and comment words with it.
+ * The events of changes to a task's words that its row images cannot show: its comments', and a
+ * purge, whose delta's old row would be read with a description and comment words now gone.
  */
 const WORDS_CHANGED_OUTSIDE_TASK_ROWS = [
   'comment.created',
@@ -39,13 +39,16 @@ const WORDS_CHANGED_OUTSIDE_TASK_ROWS = [
  * Since the task list version `version` and the event `sequence`, no task of the project had its
  * description replaced (a delta says so: migration `task_list_delta_description`), its comments
  * changed or was purged: every task's words were its row's title with its description and comment
- * words of now, which textSearchRowCondition reads.
+ * words of now, which textSearchRowCondition reads. Only while the events since `sequence` are all
+ * kept (EVENT_RETENTION_DAYS prunes them); a delta that does not say, or of a deleted row, counts as
+ * a replaced description.
  */
 export function wordsKeptSince(projectId: string, version: string, sequence: string): Prisma.Sql {
-  return Prisma.sql`NOT EXISTS (SELECT 1 FROM events e WHERE e.project_id = ${projectId}::uuid AND e.sequence > ${sequence}::bigint
-                                   AND e.type IN (${Prisma.join(WORDS_CHANGED_OUTSIDE_TASK_ROWS)}))
+  return Prisma.sql`${sequence}::bigint >= COALESCE((SELECT q.pruned_through FROM event_sequences q WHERE q.project_id = ${projectId}::uuid), 0)
+    AND NOT EXISTS (SELECT 1 FROM events e WHERE e.project_id = ${projectId}::uuid AND e.sequence > ${sequence}::bigint
+                       AND e.type IN (${Prisma.join(WORDS_CHANGED_OUTSIDE_TASK_ROWS)}))
     AND NOT EXISTS (SELECT 1 FROM task_list_deltas d WHERE d.project_id = ${projectId}::uuid AND d.version > ${version}::bigint
-                       AND (d.new_row ->> 'description_changed')::boolean)`;
+                       AND (d.new_row IS NULL OR (d.new_row ->> 'description_changed')::boolean IS NOT FALSE))`;
 }
 
 /** The ids of the project's tasks, live or in the trash, whose document matches `search`: at most `limit`, through the GIN index. */
@@ -55,9 +58,9 @@ export function textSearchHits(projectId: string, search: string, limit: number)
 
 /**
  * How many of the project's live tasks `search` finds, counted on task_search without reading
- * their tasks: the project's matches, less those in the trash (read through tasks_trash_order).
- * A task has one task_search row, of its own project (their foreign key), from its insert to its
- * purge, so this is the count of live matching tasks; joining every match to its task doubled a
+ * their tasks: the project's matches, less those in the trash. A task has one task_search row
+ * (its primary key), from its insert (trigger `tasks_search_inserted`) to its purge (the cascade),
+ * of its own project (their foreign key), so this is the count of live matching tasks; joining every match to its task doubled a
  * broad search's cost (docs/performance.md, issue 38).
  */
 export function liveTextSearchCount(projectId: string, search: string): Prisma.Sql {
