@@ -339,7 +339,7 @@ function render(run) {
   lines.push(table(['row', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'floor req/s', 'floor p50', 'floor p99', 'service/floor'], rows));
   lines.push('');
   lines.push(
-    'Pairs: delete + restore is DELETE /api/v1/tasks/{id} then POST /api/v1/trash/{id}/restore; patch + list is PATCH /api/v1/tasks/{id} (new title) then GET /api/v1/tasks, so the list cannot reuse a remembered page or total; patch + filtered list changes the title of a task on the filtered page (keeping the search word) then reads that page; patch + search changes the title of a task then searches (a searched total is counted again after any change of the project). req/s and latencies count each request. ' +
+    'Pairs: delete + restore is DELETE /api/v1/tasks/{id} then POST /api/v1/trash/{id}/restore; patch + list is PATCH /api/v1/tasks/{id} (new title) then GET /api/v1/tasks, so the list cannot reuse a remembered page or total; patch + filtered list changes the title of a task on the filtered page (keeping the search word) then reads that page; patch + search changes the title of a task then searches (no remembered page answers it; its total is brought up to date from the changed row). req/s and latencies count each request. ' +
       'The 304 row counts 304 answers as successes; the replay row counts 201 answers (each connection replays its own key, created once before the row); bulk create sends 100 tasks per request. ' +
       "Patch changes title, priority and estimate; one patched task in four is in the big project's active sprint, whose re-estimates write the sprint ledger. " +
       'Move places a task right before or after another (POST /api/v1/tasks/{id}/move), both from 2 000 tasks of the big project, no task in two requests at once. ' +

@@ -398,8 +398,9 @@ function scenarios({ bigKey, writerKey, hookedKey, closerKey, adminToken, fixtur
       headers: big,
       steps: [patchTitle, () => ({ method: 'GET', path: '/api/v1/tasks' })],
     },
-    // Issue 38's searches when no cache can answer them: a searched total is counted again after
-    // any change of the project, so each iteration changes a task, then searches.
+    // Issue 38's searches right after a change, which no remembered page answers: each iteration
+    // changes a task's title, then searches (the total is brought up to date from the changed row,
+    // or counted again after a comment: TaskReader.readPage).
     patchSearchSelective: {
       name: 'patch + selective search (a task number)',
       headers: big,
