@@ -56,4 +56,14 @@ function createPgliteDirectory() {
   };
 }
 
-module.exports = { createBenchDatabase };
+/**
+ * The bench's own PGlite on a data directory (the floor, the webhook backlog), opened as the
+ * service opens it: with the service's list of extensions (dist/, which the bench builds).
+ */
+async function openPglite(dataDir) {
+  const { PGlite } = require('@electric-sql/pglite');
+  const { PGLITE_EXTENSIONS } = require(path.join(__dirname, '../dist/database/pglite-extensions.js'));
+  return PGlite.create({ dataDir, extensions: PGLITE_EXTENSIONS });
+}
+
+module.exports = { createBenchDatabase, openPglite };

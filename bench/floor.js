@@ -35,6 +35,7 @@
 const http = require('node:http');
 const { createHash, randomUUID } = require('node:crypto');
 const path = require('node:path');
+const { openPglite } = require('./databases');
 
 // ---- The statement ----
 
@@ -434,10 +435,7 @@ async function openDatabase(env) {
       close: () => pool.end(),
     };
   }
-  const { PGlite } = require('@electric-sql/pglite');
-  // The service's own list of extensions (dist/, built by the bench), not a copy of it.
-  const { PGLITE_EXTENSIONS } = require(path.join(__dirname, '../dist/database/pglite-extensions.js'));
-  const db = await PGlite.create({ dataDir: env.DATA_DIR, extensions: PGLITE_EXTENSIONS });
+  const db = await openPglite(env.DATA_DIR);
   return {
     query: async (statement) => (await db.query(statement.text, statement.values)).rows,
     transaction: (work) =>

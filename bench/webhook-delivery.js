@@ -21,7 +21,7 @@ const path = require('node:path');
 const { randomBytes } = require('node:crypto');
 const { Client } = require('pg');
 const { startServer, stopAll } = require('./processes');
-const { createBenchDatabase } = require('./databases');
+const { createBenchDatabase, openPglite } = require('./databases');
 const { startReceiver } = require('./receiver');
 
 const { fetch } = globalThis;
@@ -198,10 +198,7 @@ function sqlRunner(env) {
     };
   }
   return async (sql) => {
-    const { PGlite } = require('@electric-sql/pglite');
-    // The service's own list of extensions (dist/, built by the bench), not a copy of it.
-    const { PGLITE_EXTENSIONS } = require(path.join(__dirname, '../dist/database/pglite-extensions.js'));
-    const db = await PGlite.create({ dataDir: env.DATA_DIR, extensions: PGLITE_EXTENSIONS });
+    const db = await openPglite(env.DATA_DIR);
     try {
       return (await db.query(sql)).rows;
     } finally {

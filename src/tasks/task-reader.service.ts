@@ -150,7 +150,7 @@ export class TaskReader {
     query: PageQueryDto,
   ): Promise<JsonText<T>> {
     const limit = query.limit ?? 50;
-    const matches = Prisma.join([Prisma.sql`t.project_id = ${projectId}::uuid`, ...filter.conditions], ' AND ');
+    const matches = inProject(projectId, filter.conditions);
     const order = listOrder(sort);
     const listKey = `${order.name}\u0000${matches.text}\u0000${JSON.stringify(matches.values)}`;
     // JSON keeps "no cursor" (null) apart from an empty one (""), which is refused. The query's
@@ -260,7 +260,7 @@ export class TaskReader {
           readsWords ? Prisma.sql`AND ${wordsKeptSince(projectId, knownVersion, knownSequence)}` : Prisma.empty
         }`
       : Prisma.sql`false`;
-    const rowMatches = Prisma.join([Prisma.sql`t.project_id = ${projectId}::uuid`, ...(rowConditions ?? [])], ' AND ');
+    const rowMatches = inProject(projectId, rowConditions ?? []);
     // `shown` holds one task more than the page, to know whether a next page exists.
     // PostgreSQL runs an uncorrelated subquery in a CASE branch only if that branch is
     // taken: the deltas are read, or the matches counted, only when the total must move.
@@ -319,6 +319,11 @@ export class TaskReader {
     );
     return rows[0]?.task ?? null;
   }
+}
+
+/** The project's tasks `t` that meet every condition: a list's rows, and its deltas' row images. */
+function inProject(projectId: string, conditions: Prisma.Sql[]): Prisma.Sql {
+  return Prisma.join([Prisma.sql`t.project_id = ${projectId}::uuid`, ...conditions], ' AND ');
 }
 
 /**

@@ -53,18 +53,18 @@ export function wordsKeptSince(projectId: string, version: string, sequence: str
 
 /** The ids of the project's tasks, live or in the trash, whose document matches `search`: at most `limit`, through the GIN index. */
 export function textSearchHits(projectId: string, search: string, limit: number): Prisma.Sql {
-  return Prisma.sql`SELECT s.task_id FROM task_search s WHERE s.project_id = ${projectId}::uuid AND ${documentMatches(search)} LIMIT ${limit}`;
+  return Prisma.sql`SELECT s.task_id FROM task_search s WHERE ${projectDocumentMatches(projectId, search)} LIMIT ${limit}`;
 }
 
 /**
  * How many of the project's live tasks `search` finds, counted on task_search without reading
  * their tasks: the project's matches, less those in the trash. A task has one task_search row
  * (its primary key), from its insert (trigger `tasks_search_inserted`) to its purge (the cascade),
- * of its own project (their foreign key), so this is the count of live matching tasks; joining every match to its task doubled a
- * broad search's cost (docs/performance.md, issue 38).
+ * of its own project (their foreign key), so this is the count of live matching tasks; joining
+ * every match to its task doubled a broad search's cost (docs/performance.md, issue 38).
  */
 export function liveTextSearchCount(projectId: string, search: string): Prisma.Sql {
-  return Prisma.sql`((SELECT count(*) FROM task_search s WHERE s.project_id = ${projectId}::uuid AND ${documentMatches(search)})
+  return Prisma.sql`((SELECT count(*) FROM task_search s WHERE ${projectDocumentMatches(projectId, search)})
     - (SELECT count(*) FROM tasks t JOIN task_search s ON s.task_id = t.id
         WHERE t.project_id = ${projectId}::uuid AND t.deleted_at IS NOT NULL AND ${documentMatches(search)}))::int`;
 }
@@ -72,10 +72,15 @@ export function liveTextSearchCount(projectId: string, search: string): Prisma.S
 /**
  * The search document of the task_search row `s`: its heading's words and its comments'. The
  * text of the GIN index's expression (migration `task_search_project_index`, where it follows the
- * project: the statements that read the index, textSearchHits and liveTextSearchCount, name their
- * project, so that it reads that project's words only).
+ * project: the statements that read the index name their project, projectDocumentMatches, so that
+ * it reads that project's words only).
  */
 const DOCUMENT = Prisma.raw('(s.heading || s.comments)');
+
+/** The task_search row `s` is of the project and holds the words of `search`: what the GIN index serves, the project first. */
+function projectDocumentMatches(projectId: string, search: string): Prisma.Sql {
+  return Prisma.sql`s.project_id = ${projectId}::uuid AND ${documentMatches(search)}`;
+}
 
 /** The search document `s` holds the words of `search`. */
 function documentMatches(search: string): Prisma.Sql {
